@@ -1,0 +1,74 @@
+import { z } from 'zod';
+
+/** Every setting the service reads from the environment, parsed once at start-up. */
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
+
+const schema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^postgres(ql)?$/ }).optional()),
+  DATA_DIR: z.string().min(1).default('./data'),
+  APP_KEY: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^(base64:)?[A-Za-z0-9+/]{43}=$|^[0-9a-f]{64}$/, 'must be 32 bytes as 64 hex characters or base64')
+      .optional(),
+  ),
+  ADMIN_USERNAME: z.string().min(1).max(100).default('admin'),
+  ADMIN_PASSWORD: z.preprocess(emptyAsUndefined, z.string().min(12, 'must be at least 12 characters').optional()),
+  PUBLIC_BASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  WEBHOOK_MODE: z.enum(['builtin', 'forward']).default('builtin'),
+  HOST_WEBHOOK_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  HOST_WEBHOOK_SECRET: z.preprocess(emptyAsUndefined, z.string().min(16).optional()),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: bool.default(false),
+  DEFAULT_CURRENCY: z
+    .string()
+    .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as USD')
+    .default('USD'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  WORKER: z.enum(['inline', 'off']).default('inline'),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(16),
+});
+
+export type Env = z.infer<typeof schema>;
+
+export interface Config extends Omit<Env, 'APP_KEY'> {
+  /** 32-byte key; resolved by the server (generated into DATA_DIR in embedded mode). */
+  APP_KEY?: Buffer;
+}
+
+export class ConfigError extends Error {}
+
+export function parseAppKey(value: string): Buffer {
+  return /^[0-9a-f]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value.replace(/^base64:/, ''), 'base64');
+}
+
+/** Parses the environment; a bad value throws a ConfigError with one line naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new ConfigError(`Invalid configuration: ${String(issue.path[0])}: ${issue.message}`);
+  }
+  const parsed = result.data;
+  if (parsed.WEBHOOK_MODE === 'forward' && (!parsed.HOST_WEBHOOK_URL || !parsed.HOST_WEBHOOK_SECRET)) {
+    const missing = parsed.HOST_WEBHOOK_URL ? 'HOST_WEBHOOK_SECRET' : 'HOST_WEBHOOK_URL';
+    throw new ConfigError(`Invalid configuration: ${missing}: required when WEBHOOK_MODE=forward`);
+  }
+  if (parsed.DATABASE_URL && !parsed.APP_KEY) {
+    throw new ConfigError('Invalid configuration: APP_KEY: required when DATABASE_URL is set (32 bytes, hex or base64)');
+  }
+  return { ...parsed, APP_KEY: parsed.APP_KEY ? parseAppKey(parsed.APP_KEY) : undefined };
+}
+
+export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'HOST' | 'PORT'>): string {
+  if (config.PUBLIC_BASE_URL) return config.PUBLIC_BASE_URL.replace(/\/+$/, '');
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+  return `http://${host}:${config.PORT}`;
+}

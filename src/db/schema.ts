@@ -1,0 +1,177 @@
+import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+import type { InboundTables } from './schema.inbound.js';
+import type { OutboundTables } from './schema.outbound.js';
+
+/**
+ * Table types. Columns are snake_case; the JSON API maps them in one place per
+ * resource (the `to...Json` functions next to each repository).
+ *
+ * numeric comes back from pg as a string and stays one until it is formatted for
+ * JSON; date columns are returned as 'YYYY-MM-DD' strings (see db/database.ts).
+ */
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type DateOnly = ColumnType<string, string, string>;
+type Numeric = ColumnType<string, string | number | undefined, string | number>;
+
+export interface RolesTable {
+  id: Generated<number>;
+  name: string;
+  is_admin: Generated<boolean>;
+  permissions: ColumnType<string[], string[] | undefined, string[]>;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface UsersTable {
+  id: Generated<number>;
+  username: string;
+  password_hash: string;
+  name: string;
+  email: string | null;
+  role_id: number;
+  is_active: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface ContactsTable {
+  id: Generated<number>;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  company: string | null;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface ApiCredentialsTable {
+  id: Generated<number>;
+  name: string;
+  user_id: number;
+  client_id: string;
+  client_secret_hash: string;
+  created_at: Generated<Date>;
+  last_used_at: Date | null;
+}
+
+export interface OauthTokensTable {
+  token_hash: string;
+  credential_id: number;
+  user_id: number;
+  expires_at: Timestamp;
+  created_at: Generated<Date>;
+}
+
+export interface PipelinesTable {
+  id: Generated<number>;
+  name: string;
+  is_default: Generated<boolean>;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface PipelineRolesTable {
+  pipeline_id: number;
+  role_id: number;
+}
+
+export type StageType = 'open' | 'won' | 'lost';
+
+export interface StagesTable {
+  id: Generated<number>;
+  pipeline_id: number;
+  name: string;
+  type: StageType;
+  position: number;
+  probability: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface DealsTable {
+  id: Generated<number>;
+  title: string;
+  amount: Numeric;
+  currency: string;
+  pipeline_id: number;
+  stage_id: number;
+  status: StageType;
+  close_date: DateOnly | null;
+  owner_id: number | null;
+  created_by_id: number | null;
+  custom_fields: JSONColumnType<Record<string, unknown>, string | undefined, string>;
+  lost_reason: string | null;
+  stage_changed_at: Timestamp;
+  won_at: Date | string | null;
+  lost_at: Date | string | null;
+  event_sequence: Generated<number>;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface DealContactsTable {
+  deal_id: number;
+  contact_id: number;
+  role: string | null;
+  is_primary: Generated<boolean>;
+  created_at: Generated<Date>;
+}
+
+export interface DealNotesTable {
+  id: Generated<number>;
+  deal_id: number;
+  body: string;
+  author_id: number | null;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface DealTasksTable {
+  id: Generated<number>;
+  deal_id: number;
+  title: string;
+  due_date: DateOnly | null;
+  assignee_id: number | null;
+  is_completed: Generated<boolean>;
+  completed_at: Date | string | null;
+  created_by_id: number | null;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+}
+
+export interface DealStageHistoryTable {
+  id: Generated<number>;
+  deal_id: number;
+  from_stage_id: number | null;
+  to_stage_id: number | null;
+  changed_by_id: number | null;
+  changed_by_name: string;
+  changed_at: Generated<Date>;
+}
+
+export interface EventOutboxTable {
+  id: string;
+  event: string;
+  deal_id: number | null;
+  sequence: number | null;
+  payload: JSONColumnType<Record<string, unknown>, string, string>;
+  created_at: Generated<Date>;
+}
+
+export interface DB extends OutboundTables, InboundTables {
+  roles: RolesTable;
+  users: UsersTable;
+  contacts: ContactsTable;
+  api_credentials: ApiCredentialsTable;
+  oauth_tokens: OauthTokensTable;
+  pipelines: PipelinesTable;
+  pipeline_roles: PipelineRolesTable;
+  stages: StagesTable;
+  deals: DealsTable;
+  deal_contacts: DealContactsTable;
+  deal_notes: DealNotesTable;
+  deal_tasks: DealTasksTable;
+  deal_stage_history: DealStageHistoryTable;
+  event_outbox: EventOutboxTable;
+}

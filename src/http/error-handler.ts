@@ -1,0 +1,109 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import {
+  AppError,
+  ConflictError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+  type FieldErrors,
+} from './errors.js';
+
+/** `/deal/title` → `deal[title]`, `/ids/3` → `ids[3]`: inputs named as the client sent them. */
+export function bracketName(instancePath: string, fallback: string): string {
+  const [head, ...rest] = instancePath.split('/').filter(Boolean);
+  if (!head) return fallback;
+  return head + rest.map((part) => `[${part}]`).join('');
+}
+
+interface ValidationIssue {
+  instancePath: string;
+  message?: string;
+  params?: { keys?: string[] };
+}
+
+function validationDetails(issues: ValidationIssue[], context: string | undefined): FieldErrors {
+  const details: FieldErrors = {};
+  for (const issue of issues) {
+    const names = issue.params?.keys?.length
+      ? issue.params.keys.map((key) => bracketName(`${issue.instancePath}/${key}`, key))
+      : [bracketName(issue.instancePath, context ?? 'body')];
+    for (const name of names) (details[name] ??= []).push(issue.message ?? 'Invalid value');
+  }
+  return details;
+}
+
+const PG_UNAVAILABLE = /^(08|53|57P0[123])/;
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+function isDatabaseDown(error: { code?: string; message?: string }): boolean {
+  if (error.code && (PG_UNAVAILABLE.test(error.code) || NETWORK_CODES.has(error.code))) return true;
+  return /Connection terminated|timeout exceeded when trying to connect|Cannot use a pool after calling end/i.test(
+    error.message ?? '',
+  );
+}
+
+/** Maps anything thrown during a request to an AppError (or undefined for a genuine fault). */
+export function toAppError(error: FastifyError & { code?: string; constraint?: string }): AppError | undefined {
+  if (error instanceof AppError) return error;
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    // A path id that is not a positive integer names nothing: 404, as the contract says.
+    if (error.validationContext === 'params') return new NotFoundError();
+    return new ValidationError(validationDetails(error.validation as ValidationIssue[], error.validationContext));
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new PayloadTooLargeError(Number(/(\d+)/.exec(error.message)?.[1] ?? 0) || 1_048_576);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new UnsupportedMediaTypeError(/: (.*)$/.exec(error.message)?.[1]);
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return ValidationError.field('body', 'Body is not valid JSON');
+    case 'FST_ERR_VALIDATION':
+      return ValidationError.field(error.validationContext ?? 'body', error.message);
+    case '23505':
+      return new ConflictError('A record with these values already exists', { constraint: error.constraint });
+    case '23503':
+      return ValidationError.field('reference', 'Refers to a record that does not exist');
+    case '22P02':
+    case '22003':
+    case '22007':
+    case '22008':
+      return ValidationError.field('body', 'A value is out of range or malformed');
+  }
+  if (error.statusCode === 429) return new RateLimitedError(Number(/(\d+)/.exec(error.message)?.[1] ?? 60) || 60);
+  if (error instanceof SyntaxError && error.statusCode === 400) return ValidationError.field('body', 'Body is not valid JSON');
+  if (isDatabaseDown(error)) return new AppError(503, 'unavailable', 'The database is unavailable; try again shortly');
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new AppError(error.statusCode === 400 ? 422 : error.statusCode, 'validation_failed', error.message, {});
+  }
+  return undefined;
+}
+
+export function errorBody(error: AppError) {
+  return { errors: [{ code: error.statusCode, message: error.message, details: error.details, type: error.type }] };
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    let mapped = toAppError(error);
+    if (!mapped || mapped.statusCode >= 500) {
+      const unavailable = mapped?.statusCode === 503;
+      request.log[unavailable ? 'warn' : 'error']({ err: error }, unavailable ? 'database unavailable' : 'unhandled error');
+      mapped = new AppError(
+        unavailable ? 503 : 500,
+        unavailable ? 'unavailable' : 'server_error',
+        unavailable ? mapped!.message : 'Something went wrong on our side',
+        { requestId: request.id },
+      );
+    }
+    void reply.code(mapped.statusCode).headers(mapped.headers).send(errorBody(mapped));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send(errorBody(new AppError(404, 'not_found', `Route ${request.method} ${request.url.split('?')[0]} not found`)));
+  });
+}

@@ -1,0 +1,134 @@
+import basicAuth from '@fastify/basic-auth';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { HostAuth } from '../host/port.js';
+import { canAny, type Actor, type PermissionRequirement } from '../host/permissions.js';
+import { ForbiddenError, RateLimitedError, UnauthorizedError } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What the caller needs; every route declares this or `public: true`. */
+    permission?: PermissionRequirement;
+    /** Only authentication, no particular permission (the caller's own data). */
+    authenticated?: boolean;
+    public?: boolean;
+  }
+  interface FastifyRequest {
+    actor?: Actor;
+  }
+}
+
+/** The authenticated caller; the guard guarantees it on every non-public route. */
+export function actorOf(request: FastifyRequest): Actor {
+  if (!request.actor) throw new UnauthorizedError();
+  return request.actor;
+}
+
+const FAILURE_WINDOW_MS = 60_000;
+const MAX_FAILURES = 10;
+
+/** Failed logins per client address; past the limit the address waits out the window. */
+export class LoginLimiter {
+  private failures = new Map<string, { count: number; resetAt: number }>();
+
+  check(address: string): void {
+    const entry = this.failures.get(address);
+    if (!entry) return;
+    const now = Date.now();
+    if (entry.resetAt <= now) this.failures.delete(address);
+    else if (entry.count >= MAX_FAILURES) throw new RateLimitedError(Math.ceil((entry.resetAt - now) / 1000));
+  }
+
+  fail(address: string): void {
+    const now = Date.now();
+    const entry = this.failures.get(address);
+    if (!entry || entry.resetAt <= now) this.failures.set(address, { count: 1, resetAt: now + FAILURE_WINDOW_MS });
+    else entry.count += 1;
+    if (this.failures.size > 50_000) this.failures.delete(this.failures.keys().next().value!);
+  }
+}
+
+const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Browsers replay Basic credentials on cross-site requests, so a state-changing
+ * request that a browser marks as cross-site, or whose Origin is foreign, is
+ * refused. Clients that send neither header (curl, SDKs, servers) pass.
+ */
+function assertSameOrigin(request: FastifyRequest, publicOrigin: string | undefined): void {
+  if (!UNSAFE_METHODS.has(request.method)) return;
+  if (request.headers['sec-fetch-site'] === 'cross-site') throw new ForbiddenError('Cross-site request refused');
+  const origin = request.headers.origin;
+  if (!origin) return;
+  const own = `${request.protocol}://${request.headers.host}`;
+  if (origin !== own && origin !== publicOrigin) throw new ForbiddenError('Cross-origin request refused');
+}
+
+export interface GuardOptions {
+  auth: HostAuth;
+  publicBaseUrl?: string;
+  /** Routes under these prefixes are public without declaring it (the API reference's assets). */
+  publicPrefixes?: string[];
+}
+
+async function guard(app: FastifyInstance, options: GuardOptions): Promise<void> {
+  const limiter = new LoginLimiter();
+  const publicOrigin = options.publicBaseUrl ? new URL(options.publicBaseUrl).origin : undefined;
+
+  await app.register(basicAuth, {
+    authenticate: { realm: 'service' },
+    async validate(username, password, request) {
+      const actor = await options.auth.authenticateBasic(username, password);
+      if (!actor) throw new UnauthorizedError('Invalid credentials');
+      request.actor = actor;
+    },
+  });
+
+  const basic = (request: FastifyRequest, reply: FastifyReply) =>
+    new Promise<void>((done, fail) =>
+      app.basicAuth(request, reply, (error?: Error) => (error ? fail(error) : done())),
+    );
+
+  app.addHook('onRoute', (route) => {
+    if (options.publicPrefixes?.some((prefix) => route.url.startsWith(prefix))) {
+      route.config = { ...route.config, public: true };
+    }
+    const config = (route.config ?? {}) as { permission?: unknown; public?: boolean; authenticated?: boolean };
+    const declared = [config.permission !== undefined, config.public === true, config.authenticated === true];
+    if (declared.filter(Boolean).length !== 1) {
+      throw new Error(
+        `Route ${route.method} ${route.url} must declare exactly one of config.permission, config.authenticated or config.public`,
+      );
+    }
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    const config = request.routeOptions.config;
+    if (!request.routeOptions.url || config.public) return; // unknown routes fall through to the 404 handler
+
+    const address = request.ip;
+    limiter.check(address);
+    const header = request.headers.authorization ?? '';
+    try {
+      if (/^bearer /i.test(header)) {
+        const actor = await options.auth.authenticateBearer(header.slice(7).trim());
+        if (!actor) throw new UnauthorizedError('Invalid or expired access token');
+        request.actor = actor;
+      } else if (!header) {
+        throw new UnauthorizedError();
+      } else {
+        await basic(request, reply);
+      }
+    } catch (error) {
+      if (header) limiter.fail(address);
+      if (error instanceof UnauthorizedError) throw error;
+      if ((error as { statusCode?: number }).statusCode === 401) throw new UnauthorizedError('Invalid credentials');
+      throw error;
+    }
+
+    assertSameOrigin(request, publicOrigin);
+    if (config.permission && !canAny(request.actor!, config.permission)) throw new ForbiddenError();
+  });
+}
+
+export const guardPlugin = fp(guard, { name: 'guard' });

@@ -1,0 +1,25 @@
+import { sql } from 'kysely';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { RouteDeps } from '../app.js';
+import { AppError } from '../http/errors.js';
+
+export const metaRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) => {
+  app.get(
+    '/health',
+    {
+      config: { public: true },
+      schema: { hide: true, response: { 200: z.object({ status: z.literal('ok') }) } },
+    },
+    async () => {
+      try {
+        await sql`select 1`.execute(deps.db);
+      } catch {
+        throw new AppError(503, 'unavailable', 'The database is unavailable');
+      }
+      return { status: 'ok' as const };
+    },
+  );
+
+  app.get('/service/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+};

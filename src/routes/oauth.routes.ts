@@ -1,0 +1,45 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { RouteDeps } from '../app.js';
+import { UnauthorizedError, ValidationError } from '../http/errors.js';
+
+const tokenRequest = z.object({
+  grant_type: z.literal('client_credentials', { error: 'Must be client_credentials' }),
+  client_id: z.string().min(1).optional(),
+  client_secret: z.string().min(1).optional(),
+});
+
+/** OAuth 2.0 client-credentials grant (RFC 6749 section 4.4); client auth in the body or as HTTP Basic. */
+export const oauthRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) => {
+  app.post(
+    '/oauth/v2/token',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['auth'],
+        summary: 'Issue an access token (client credentials)',
+        body: tokenRequest,
+        response: {
+          200: z.object({ access_token: z.string(), token_type: z.literal('bearer'), expires_in: z.number() }),
+        },
+      },
+    },
+    async (request) => {
+      let { client_id: clientId, client_secret: clientSecret } = request.body;
+      const header = request.headers.authorization;
+      if (header?.toLowerCase().startsWith('basic ')) {
+        const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+        const colon = decoded.indexOf(':');
+        if (colon > 0) {
+          clientId = decodeURIComponent(decoded.slice(0, colon));
+          clientSecret = decodeURIComponent(decoded.slice(colon + 1));
+        }
+      }
+      if (!clientId) throw ValidationError.field('client_id', 'Required');
+      if (!clientSecret) throw ValidationError.field('client_secret', 'Required');
+      const grant = await deps.auth.issueToken(clientId, clientSecret);
+      if (!grant) throw new UnauthorizedError('Invalid client credentials');
+      return grant;
+    },
+  );
+};

@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import closeWithGrace from 'close-with-grace';
+import pino, { type Logger } from 'pino';
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, parseAppKey, publicBaseUrl, type Config } from './config.js';
+import { createDatabase } from './db/database.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
+import { migrateToLatest } from './db/migrate.js';
+import { bootstrap } from './host/builtin/bootstrap.js';
+
+/** Secrets that must never reach a log line, wherever they appear. */
+export const REDACT = [
+  'req.headers.authorization',
+  'req.headers["x-service-signature"]',
+  'req.headers.cookie',
+  'password',
+  'secret',
+  'client_secret',
+  'access_token',
+  '*.password',
+  '*.secret',
+];
+
+export function createLogger(level: Config['LOG_LEVEL']): Logger {
+  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' } });
+}
+
+/** In embedded mode the APP_KEY is generated once into DATA_DIR and reused. */
+async function resolveAppKey(config: Config): Promise<Buffer> {
+  if (config.APP_KEY) return config.APP_KEY;
+  const file = join(resolve(config.DATA_DIR), 'app-key');
+  if (existsSync(file)) return parseAppKey((await readFile(file, 'utf8')).trim());
+  const key = randomBytes(32);
+  await mkdir(resolve(config.DATA_DIR), { recursive: true, mode: 0o711 });
+  await writeFile(file, `${key.toString('hex')}\n`, { mode: 0o600 });
+  return key;
+}
+
+export interface DatabaseServer {
+  url: string;
+  embedded?: EmbeddedPostgres;
+}
+
+export async function openDatabase(config: Config, logger: Logger): Promise<DatabaseServer> {
+  if (config.DATABASE_URL) return { url: config.DATABASE_URL };
+  const embedded = await startEmbeddedPostgres({ dataDir: join(config.DATA_DIR), logger: logger.child({ component: 'postgres' }) });
+  return { url: embedded.url, embedded };
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+  config.APP_KEY = await resolveAppKey(config);
+
+  const server = await openDatabase(config, logger);
+  const database = createDatabase(server.url);
+  await migrateToLatest(database, logger);
+  const first = await bootstrap(database.db, { username: config.ADMIN_USERNAME, password: config.ADMIN_PASSWORD });
+
+  const app = await buildApp({ config, db: database.db, logger });
+  await app.listen({ port: config.PORT, host: config.HOST });
+  const url = publicBaseUrl({ ...config, PORT: (app.server.address() as { port: number }).port });
+
+  // The banner goes to stdout, not to the log: it may carry the first-run password.
+  const lines = [`Deal pipeline service listening on ${url}`, `API reference: ${url}/service/docs`];
+  if (first.admin) {
+    lines.push(
+      `First run: created the admin user "${first.admin.username}"` +
+        (first.admin.generated ? ` with password ${first.admin.password}` : ' with ADMIN_PASSWORD'),
+      `Try: curl -u ${first.admin.username}:${first.admin.generated ? first.admin.password : '$ADMIN_PASSWORD'} ${url}/service/pipelines`,
+    );
+    if (first.admin.generated && server.embedded) {
+      await writeFile(join(resolve(config.DATA_DIR), 'initial-admin-password'), `${first.admin.password}\n`, { mode: 0o600 });
+      lines.push(`(also saved in ${join(resolve(config.DATA_DIR), 'initial-admin-password')}; change it after logging in)`);
+    }
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+
+  closeWithGrace({ delay: 15_000, logger }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'shutting down after an error');
+    else logger.info({ signal }, 'shutting down');
+    await app.close(); // stops accepting, lets in-flight requests finish
+    await database.destroy();
+    await server.embedded?.stop();
+  });
+}
+
+await main();

@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
+import pino from 'pino';
+import { afterAll, inject } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createDatabase, type Database } from '../../src/db/database.js';
+import { bootstrap } from '../../src/host/builtin/bootstrap.js';
+import { databaseUrl } from './global-setup.js';
+
+export const ADMIN = { username: 'admin', password: 'admin-password-for-tests' };
+
+export interface TestContext {
+  app: FastifyInstance;
+  database: Database;
+  db: Database['db'];
+  config: Config;
+  url: string;
+  /** app.inject with Basic credentials (admin unless given). */
+  call(options: InjectOptions, as?: { username: string; password: string }): Promise<LightMyRequestResponse>;
+}
+
+export function basic(user: { username: string; password: string }): string {
+  return `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`;
+}
+
+/** A database of this test file's own, cloned from the migrated template. */
+export async function createTestDatabase(): Promise<{ database: Database; url: string; drop(): Promise<void> }> {
+  const serverUrl = inject('serverUrl');
+  const name = `deal_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name} template ${inject('templateDb')}`);
+  await admin.end();
+  const url = databaseUrl(serverUrl, name);
+  const database = createDatabase(url, { max: 10 });
+  return {
+    database,
+    url,
+    async drop() {
+      await database.destroy();
+      const cleanup = new pg.Client({ connectionString: serverUrl });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists ${name} with (force)`);
+      await cleanup.end();
+    },
+  };
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  const config = loadConfig({
+    DATA_DIR: '/nonexistent',
+    LOG_LEVEL: 'silent',
+    PUBLIC_BASE_URL: 'http://service.test',
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    ...overrides,
+  });
+  return { ...config, APP_KEY: Buffer.alloc(32, 7) };
+}
+
+/** Builds the app on a fresh database with the first-run data (admin, Sales pipeline). */
+export async function setupApp(options: { config?: Record<string, string> } = {}): Promise<TestContext> {
+  const { database, url, drop } = await createTestDatabase();
+  await bootstrap(database.db, ADMIN);
+  const config = testConfig(options.config);
+  const app = await buildApp({ config, db: database.db, logger: pino({ level: 'silent' }) });
+  await app.ready();
+  afterAll(async () => {
+    await app.close();
+    await drop();
+  });
+  return {
+    app,
+    database,
+    db: database.db,
+    config,
+    url,
+    call: (opts, as = ADMIN) =>
+      app.inject({ ...opts, headers: { authorization: basic(as), ...(opts.headers as Record<string, string>) } }),
+  };
+}

@@ -89,6 +89,20 @@ export async function up(db: Kysely<any>): Promise<void> {
       unique (pipeline_id, position) deferrable initially deferred
     );
 
+    create table inbound_sources (
+      id uuid primary key,
+      name text not null,
+      pipeline_id integer not null references pipelines (id),
+      secret_encrypted text not null,
+      previous_secret_encrypted text,
+      previous_secret_expires_at timestamptz,
+      enabled boolean not null default true,
+      created_by_id integer references users (id) on delete set null,
+      created_at timestamptz not null default now(),
+      updated_at timestamptz not null default now(),
+      last_received_at timestamptz
+    );
+
     create table deals (
       id integer generated always as identity primary key,
       title text not null,
@@ -101,6 +115,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       owner_id integer references users (id) on delete set null,
       created_by_id integer references users (id) on delete set null,
       custom_fields jsonb not null default '{}',
+      source_id uuid references inbound_sources (id) on delete set null,
+      external_id text,
       lost_reason text,
       stage_changed_at timestamptz not null default now(),
       won_at timestamptz,
@@ -114,6 +130,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     create index deals_owner_id_idx on deals (owner_id, id);
     create index deals_created_by_id_idx on deals (created_by_id, id);
     create index deals_status_idx on deals (status, id);
+    create unique index deals_source_external_id_key on deals (source_id, external_id) where external_id is not null;
 
     create table deal_contacts (
       deal_id integer not null references deals (id) on delete cascade,
@@ -177,6 +194,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`
     drop table event_outbox, deal_stage_history, deal_tasks, deal_notes, deal_contacts, deals,
-      stages, pipeline_roles, pipelines, oauth_tokens, api_credentials, contacts, users, roles;
+      inbound_sources, stages, pipeline_roles, pipelines, oauth_tokens, api_credentials, contacts, users, roles;
   `.execute(db);
 }

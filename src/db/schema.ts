@@ -101,6 +101,8 @@ export interface DealsTable {
   owner_id: number | null;
   created_by_id: number | null;
   custom_fields: JSONColumnType<Record<string, unknown>, string | undefined, string>;
+  source_id: string | null;
+  external_id: string | null;
   lost_reason: string | null;
   stage_changed_at: Timestamp;
   won_at: Date | string | null;

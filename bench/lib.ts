@@ -1,0 +1,158 @@
+/**
+ * Shared pieces of the benchmarks: a persistent embedded PostgreSQL under
+ * bench/.data, the real service started as a child process against it,
+ * autocannon runs repeated for medians, progress lines and a report file.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pino from 'pino';
+import { createDatabase, type Database } from '../src/db/database.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../src/db/embedded.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { bootstrap } from '../src/host/builtin/bootstrap.js';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const BENCH_ADMIN = { username: 'admin', password: 'bench-admin-password' };
+export const BENCH_APP_KEY = '0'.repeat(64);
+export const basicHeader = `Basic ${Buffer.from(`${BENCH_ADMIN.username}:${BENCH_ADMIN.password}`).toString('base64')}`;
+
+export function progress(label: string, done: number, total: number): void {
+  const pct = total ? ((done / total) * 100).toFixed(1) : '100';
+  process.stderr.write(`\r${label}: ${done.toLocaleString('en')}/${total.toLocaleString('en')} (${pct}%)${done >= total ? '\n' : ''}`);
+}
+
+export interface BenchDatabase {
+  url: string;
+  database: Database;
+  server?: EmbeddedPostgres;
+  stop(): Promise<void>;
+}
+
+/**
+ * BENCH_DATABASE_URL when set, else an embedded server kept under
+ * bench/.data/<name> between runs (seeding a million rows once is enough).
+ */
+export async function benchDatabase(name: string): Promise<BenchDatabase> {
+  const logger = pino({ level: 'warn' });
+  let url = process.env.BENCH_DATABASE_URL;
+  let server: EmbeddedPostgres | undefined;
+  if (!url) {
+    server = await startEmbeddedPostgres({
+      dataDir: join(ROOT, 'bench', '.data', name),
+      logger,
+      settings: { max_connections: '300', shared_buffers: '512MB' },
+    });
+    url = server.url;
+  }
+  const database = createDatabase(url, { max: 8 });
+  await migrateToLatest(database, logger);
+  await bootstrap(database.db, BENCH_ADMIN);
+  return {
+    url,
+    database,
+    server,
+    async stop() {
+      await database.destroy();
+      await server?.stop();
+    },
+  };
+}
+
+export interface RunningService {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** The real service (`src/server.ts`) as a child process on a free port. */
+export async function startService(databaseUrl: string, env: Record<string, string> = {}): Promise<RunningService> {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'server.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      APP_KEY: BENCH_APP_KEY,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 120; i++) {
+    if (child.exitCode !== null) throw new Error(`service exited with code ${child.exitCode}`);
+    const ok = await fetch(`${url}/health`).then((r) => r.ok).catch(() => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null) return done();
+        child.once('exit', () => done());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export interface LoadResult {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+/** One autocannon run; latencies in milliseconds. */
+export async function load(options: autocannon.Options): Promise<LoadResult> {
+  const result = await autocannon({ connections: 10, duration: 10, ...options });
+  return {
+    requests: result.requests.total,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Runs `fn` `rounds` times and keeps the median of each numeric field. */
+export async function medianOf<T extends Record<string, number>>(rounds: number, label: string, fn: () => Promise<T>): Promise<T> {
+  const runs: T[] = [];
+  for (let i = 0; i < rounds; i++) {
+    runs.push(await fn());
+    progress(label, i + 1, rounds);
+  }
+  const out = {} as Record<string, number>;
+  for (const key of Object.keys(runs[0]!)) out[key] = median(runs.map((r) => r[key]!));
+  return out as T;
+}
+
+/** Writes bench/results/<name>.json and .md, and prints the table. */
+export async function writeReport(name: string, title: string, rows: Record<string, string | number>[], notes: string[] = []) {
+  const dir = join(ROOT, 'bench', 'results');
+  await mkdir(dir, { recursive: true });
+  const columns = Object.keys(rows[0] ?? {});
+  const table = [
+    `| ${columns.join(' | ')} |`,
+    `| ${columns.map(() => '---').join(' | ')} |`,
+    ...rows.map((row) => `| ${columns.map((c) => row[c]).join(' | ')} |`),
+  ].join('\n');
+  const markdown = `# ${title}\n\nRun ${new Date().toISOString()} on ${process.version}.\n\n${table}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n`;
+  await writeFile(join(dir, `${name}.md`), markdown);
+  await writeFile(join(dir, `${name}.json`), JSON.stringify({ title, at: new Date().toISOString(), rows, notes }, null, 2));
+  process.stdout.write(`${markdown}\n`);
+}

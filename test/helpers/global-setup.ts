@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -36,6 +36,8 @@ export async function setup(project: TestProject) {
   let serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
     dataDir = await mkdtemp(join(tmpdir(), 'deal-test-'));
+    // mkdtemp makes it 0700; as root the postgres user must be able to enter it.
+    await chmod(dataDir, 0o711);
     embedded = await startEmbeddedPostgres({
       dataDir,
       logger,

@@ -1,0 +1,140 @@
+import type { Trx } from '../../db/database.js';
+import { recordDealEvent } from '../../events/events.js';
+import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { formatMoney } from '../money.js';
+import {
+  findActiveUser,
+  insertDeal,
+  insertStageHistory,
+  lockDeal,
+  updateDealFields,
+  type DealFieldValues,
+  type DealRow,
+} from './deals.repository.js';
+import type { DealCreateInput, DealUpdateInput, DealWriteContext } from './deals.service.js';
+import { DEAL_FIELD_NAMES, moveLockedDeal, resolveStage, type PipelineScope, type PlacementNames } from './stage-move.js';
+
+/**
+ * The write rules of a deal, inside the caller's transaction: reference
+ * validation, change detection, the stage move and the events. No permission
+ * checks here; callers pass the pipelines the caller may use as `scope`.
+ */
+
+export interface WriteOptions {
+  scope: PipelineScope;
+  names: PlacementNames & { owner: string };
+}
+
+export const DEAL_WRITE_NAMES: WriteOptions['names'] = { ...DEAL_FIELD_NAMES, owner: 'deal[owner]' };
+export const INTERNAL: WriteOptions = { scope: 'all', names: DEAL_WRITE_NAMES };
+
+let defaultCurrency = 'USD';
+
+/** DEFAULT_CURRENCY from the configuration; set once when the deal routes are registered. */
+export function setDefaultCurrency(code: string): void {
+  defaultCurrency = code;
+}
+
+async function assertUser(trx: Trx, id: number | null | undefined, name: string): Promise<void> {
+  if (id === null || id === undefined) return;
+  if (!(await findActiveUser(trx, id))) throw ValidationError.field(name, 'Unknown user');
+}
+
+const sourceExtra = (ctx: DealWriteContext) => (ctx.source ? { source: ctx.source } : {});
+
+export async function createDeal(trx: Trx, ctx: DealWriteContext, input: DealCreateInput, options: WriteOptions): Promise<{ id: number }> {
+  const stage = await resolveStage(trx, input, options.names, options.scope);
+  const ownerId = input.ownerId === undefined ? ctx.changedBy.id : input.ownerId;
+  await assertUser(trx, ownerId, options.names.owner);
+  const { id, stage_changed_at } = await insertDeal(trx, {
+    title: input.title,
+    amount: input.amount ?? '0',
+    currency: input.currency ?? defaultCurrency,
+    pipeline_id: stage.pipeline_id,
+    stage_id: stage.id,
+    status: stage.type,
+    close_date: input.closeDate ?? null,
+    owner_id: ownerId,
+    created_by_id: input.createdById === undefined ? ctx.changedBy.id : input.createdById,
+    custom_fields: input.customFields ?? {},
+    source_id: input.sourceId ?? null,
+    external_id: input.externalId ?? null,
+  });
+  // The chain of stage history starts at creation, so the time spent in the first stage is known.
+  await insertStageHistory(trx, { dealId: id, fromStageId: null, toStageId: stage.id, changedBy: ctx.changedBy, at: stage_changed_at });
+  await recordDealEvent(trx, { event: 'service.deal.created', dealId: id, changedBy: ctx.changedBy, extras: sourceExtra(ctx) });
+  return { id };
+}
+
+type Changes = Record<string, { from: unknown; to: unknown }>;
+
+/** Field changes of a patch against the stored deal, in JSON terms for the `changes` extra. */
+async function fieldChanges(trx: Trx, deal: DealRow, patch: DealUpdateInput, ownerName: string) {
+  const values: DealFieldValues = {};
+  const changes: Changes = {};
+  if (patch.title !== undefined && patch.title !== deal.title) {
+    values.title = patch.title;
+    changes.title = { from: deal.title, to: patch.title };
+  }
+  if (patch.amount !== undefined && formatMoney(patch.amount) !== formatMoney(deal.amount)) {
+    values.amount = patch.amount;
+    changes.amount = { from: formatMoney(deal.amount), to: formatMoney(patch.amount) };
+  }
+  if (patch.currency !== undefined && patch.currency !== deal.currency.trim()) {
+    values.currency = patch.currency;
+    changes.currency = { from: deal.currency.trim(), to: patch.currency };
+  }
+  if (patch.closeDate !== undefined && patch.closeDate !== deal.close_date) {
+    values.close_date = patch.closeDate;
+    changes.closeDate = { from: deal.close_date, to: patch.closeDate };
+  }
+  if (patch.ownerId !== undefined && patch.ownerId !== deal.owner_id) {
+    await assertUser(trx, patch.ownerId, ownerName);
+    values.owner_id = patch.ownerId;
+    changes.owner = { from: deal.owner_id, to: patch.ownerId };
+  }
+  if (patch.customFields !== undefined) {
+    const merged = { ...deal.custom_fields, ...patch.customFields };
+    if (JSON.stringify(merged) !== JSON.stringify(deal.custom_fields)) {
+      values.custom_fields = merged;
+      changes.customFields = { from: deal.custom_fields, to: merged };
+    }
+  }
+  return { values, changes };
+}
+
+/**
+ * Applies a patch to a locked deal: field changes → `service.deal.updated`
+ * with `changes`; a different stage (or pipeline) → a stage move. Everything is
+ * validated before anything is written.
+ */
+export async function patchLockedDeal(
+  trx: Trx,
+  ctx: DealWriteContext,
+  deal: DealRow,
+  patch: DealUpdateInput,
+  options: WriteOptions,
+): Promise<{ changed: boolean }> {
+  const placementGiven = patch.stageId !== undefined || (patch.pipelineId !== undefined && patch.pipelineId !== deal.pipeline_id);
+  const target = placementGiven ? await resolveStage(trx, patch, options.names, options.scope) : undefined;
+  const { values, changes } = await fieldChanges(trx, deal, patch, options.names.owner);
+
+  const fieldsChanged = Object.keys(changes).length > 0;
+  if (fieldsChanged) {
+    await updateDealFields(trx, deal.id, values);
+    await recordDealEvent(trx, {
+      event: 'service.deal.updated',
+      dealId: deal.id,
+      changedBy: ctx.changedBy,
+      extras: { changes, ...sourceExtra(ctx) },
+    });
+  }
+  const moved = target ? await moveLockedDeal(trx, ctx, deal, target) : false;
+  return { changed: fieldsChanged || moved };
+}
+
+export async function lockDealOrFail(trx: Trx, dealId: number): Promise<DealRow> {
+  const deal = await lockDeal(trx, dealId);
+  if (!deal) throw new NotFoundError('Deal');
+  return deal;
+}

@@ -1,0 +1,149 @@
+import { sql } from 'kysely';
+import type { Executor, Trx } from '../../db/database.js';
+import type { StageType } from '../../db/schema.js';
+
+/** Row-level reads and writes of deals; no HTTP, no permissions. */
+
+export interface DealRow {
+  id: number;
+  title: string;
+  amount: string;
+  currency: string;
+  pipeline_id: number;
+  stage_id: number;
+  status: StageType;
+  close_date: string | null;
+  owner_id: number | null;
+  created_by_id: number | null;
+  custom_fields: Record<string, unknown>;
+  lost_reason: string | null;
+}
+
+const dealColumns = [
+  'id',
+  'title',
+  'amount',
+  'currency',
+  'pipeline_id',
+  'stage_id',
+  'status',
+  'close_date',
+  'owner_id',
+  'created_by_id',
+  'custom_fields',
+  'lost_reason',
+] as const;
+
+/** The deal row, locked until the transaction ends: writes to one deal serialize here. */
+export function lockDeal(trx: Trx, id: number): Promise<DealRow | undefined> {
+  return trx.selectFrom('deals').select(dealColumns).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export function findDealRow(db: Executor, id: number): Promise<DealRow | undefined> {
+  return db.selectFrom('deals').select(dealColumns).where('id', '=', id).executeTakeFirst();
+}
+
+export interface NewDeal {
+  title: string;
+  amount: string;
+  currency: string;
+  pipeline_id: number;
+  stage_id: number;
+  status: StageType;
+  close_date: string | null;
+  owner_id: number | null;
+  created_by_id: number | null;
+  custom_fields: Record<string, unknown>;
+  source_id: string | null;
+  external_id: string | null;
+}
+
+export async function insertDeal(trx: Trx, deal: NewDeal): Promise<{ id: number; stage_changed_at: Date }> {
+  return trx
+    .insertInto('deals')
+    .values({
+      ...deal,
+      custom_fields: JSON.stringify(deal.custom_fields),
+      won_at: deal.status === 'won' ? sql<Date>`now()` : null,
+      lost_at: deal.status === 'lost' ? sql<Date>`now()` : null,
+    })
+    .returning(['id', 'stage_changed_at'])
+    .executeTakeFirstOrThrow();
+}
+
+export interface DealFieldValues {
+  title?: string;
+  amount?: string;
+  currency?: string;
+  close_date?: string | null;
+  owner_id?: number | null;
+  custom_fields?: Record<string, unknown>;
+}
+
+export async function updateDealFields(trx: Trx, id: number, values: DealFieldValues): Promise<void> {
+  const { custom_fields, ...rest } = values;
+  await trx
+    .updateTable('deals')
+    .set({
+      ...rest,
+      ...(custom_fields !== undefined ? { custom_fields: JSON.stringify(custom_fields) } : {}),
+      updated_at: sql<Date>`now()`,
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+/**
+ * Puts the deal into a stage and syncs status, won/lost times and the lost
+ * reason. clock_timestamp() rather than now(): a move that waited for another
+ * move's lock must not be stamped earlier than the move it waited for.
+ */
+export async function setDealStage(
+  trx: Trx,
+  id: number,
+  stage: { id: number; pipeline_id: number; type: StageType },
+  lostReason: string | null,
+): Promise<Date> {
+  const row = await trx
+    .updateTable('deals')
+    .set({
+      stage_id: stage.id,
+      pipeline_id: stage.pipeline_id,
+      status: stage.type,
+      stage_changed_at: sql<Date>`clock_timestamp()`,
+      won_at: stage.type === 'won' ? sql<Date>`clock_timestamp()` : null,
+      lost_at: stage.type === 'lost' ? sql<Date>`clock_timestamp()` : null,
+      lost_reason: stage.type === 'lost' ? lostReason : null,
+      updated_at: sql<Date>`clock_timestamp()`,
+    })
+    .where('id', '=', id)
+    .returning('stage_changed_at')
+    .executeTakeFirstOrThrow();
+  return row.stage_changed_at;
+}
+
+export async function deleteDealRow(trx: Trx, id: number): Promise<void> {
+  await trx.deleteFrom('deals').where('id', '=', id).execute();
+}
+
+export async function insertStageHistory(
+  trx: Trx,
+  entry: { dealId: number; fromStageId: number | null; toStageId: number; changedBy: { id: number | null; name: string }; at: Date },
+): Promise<void> {
+  await trx
+    .insertInto('deal_stage_history')
+    .values({
+      deal_id: entry.dealId,
+      from_stage_id: entry.fromStageId,
+      to_stage_id: entry.toStageId,
+      changed_by_id: entry.changedBy.id,
+      changed_by_name: entry.changedBy.name,
+      changed_at: entry.at,
+    })
+    .execute();
+}
+
+/** An active host user (owners and assignees must be one). */
+export function findActiveUser(db: Executor, id: number): Promise<{ id: number; name: string } | undefined> {
+  return db.selectFrom('users').select(['id', 'name']).where('id', '=', id).where('is_active', '=', true).executeTakeFirst();
+}

@@ -1,5 +1,8 @@
 import type { Migration } from 'kysely';
 import * as core from './20261121_2100_core.js';
+import * as inbound from './20261122_0900_inbound.js';
+import * as dealList from './20261122_1000_deal_list.js';
+import * as outbound from './20261122_1200_outbound.js';
 
 /**
  * Every migration, by name in order of time. Listed statically so that the same
@@ -8,4 +11,7 @@ import * as core from './20261121_2100_core.js';
  */
 export const migrations: Record<string, Migration> = {
   '20261121_2100_core': core,
+  '20261122_0900_inbound': inbound,
+  '20261122_1000_deal_list': dealList,
+  '20261122_1200_outbound': outbound,
 };

@@ -16,6 +16,34 @@ export interface InboundSourcesTable {
   last_received_at: Date | string | null;
 }
 
+export type ReceiveOutcome = 'created' | 'updated' | 'replayed' | 'rejected';
+
+/** One row per request that reached a known source; never holds a secret or a body. */
+export interface InboundReceiveLogTable {
+  id: Generated<number>;
+  source_id: string;
+  received_at: Generated<Date>;
+  status: number;
+  outcome: ReceiveOutcome;
+  error: string | null;
+  deal_id: number | null;
+}
+
+/**
+ * Replay safety: one row per (source, key), where key is `header:<Idempotency-Key
+ * or webhook-id>` or `body:<sha256 of the raw body>`. The row is claimed at the
+ * start of the receive transaction and filled with the answer before commit.
+ */
+export interface InboundIdempotencyTable {
+  source_id: string;
+  key: string;
+  created_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  status: number | null;
+  response: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+}
+
 export interface InboundTables {
   inbound_sources: InboundSourcesTable;
+  inbound_receive_log: InboundReceiveLogTable;
+  inbound_idempotency: InboundIdempotencyTable;
 }

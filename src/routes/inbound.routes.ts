@@ -1,5 +1,214 @@
+import type { FastifyError, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { RouteDeps } from '../app.js';
+import type { SourceRow } from '../domain/inbound/inbound.repository.js';
+import { createReceiver, type Receiver } from '../domain/inbound/receive.service.js';
+import { parseJsonObject, receiveBody } from '../domain/inbound/receive.mapping.js';
+import { SIGNATURE_HEADER } from '../domain/inbound/inbound.signature.js';
+import {
+  createSource,
+  deleteSource,
+  editSource,
+  getSource,
+  listSources,
+  rotateSecret,
+  sourceLog,
+  type InboundDeps,
+} from '../domain/inbound/sources.service.js';
+import { toAppError } from '../http/error-handler.js';
+import { AppError, PayloadTooLargeError } from '../http/errors.js';
+import { actorOf } from '../http/guard.js';
+import { bool, id, successResponse, text } from '../http/schemas.js';
+
+/** Contract section 7: inbound receives may carry at most 256 KiB. */
+export const INBOUND_BODY_LIMIT = 256 * 1024;
+
+const BASE = '/service/settings/inbound-webhooks';
+const manage = { permission: 'service:webhooks:manage' } as const;
+const tags = ['inbound webhooks'];
+
+const sourceParams = z.object({ sourceId: z.string() });
+const sourceFields = z.object({ name: text(1, 255), pipeline: id.optional(), enabled: bool.optional() });
+const sourceJson = z.object({
+  id: z.string(),
+  name: z.string(),
+  pipeline: z.object({ id: z.number(), name: z.string() }),
+  endpointUrl: z.string(),
+  enabled: z.boolean(),
+  previousSecretExpiresAt: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  lastReceivedAt: z.string().nullable(),
+});
+const sourceResponse = { 200: z.object({ source: sourceJson }) };
+const withSecret = {
+  200: z.object({ source: sourceJson.extend({ secret: z.string().describe('64 lowercase hex characters; shown only in this answer') }) }),
+};
+const logEntry = z.object({
+  id: z.number(),
+  receivedAt: z.string(),
+  status: z.number(),
+  outcome: z.enum(['created', 'updated', 'replayed', 'rejected']),
+  error: z.string().nullable(),
+  deal: z.object({ id: z.number() }).nullable(),
+});
+const answer = z.object({
+  success: z.literal(true),
+  created: z.boolean(),
+  deal: z.object({ id: z.number() }),
+  contact: z.object({ id: z.number(), created: z.boolean() }).nullable(),
+});
+const replayHeader = z.string().trim().min(1, 'Must not be empty').max(255, 'Must be at most 255 characters').optional();
+
+/**
+ * The receive endpoint lives in its own encapsulated plugin: it reads any
+ * content type as raw bytes (the signature covers exactly those), caps them at
+ * 256 KiB, and logs every refusal of a known source.
+ */
+const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, { receiver }) => {
+  const sources = new WeakMap<FastifyRequest, SourceRow>();
+  const raws = new WeakMap<FastifyRequest, Buffer>();
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: INBOUND_BODY_LIMIT }, (_request, body, done) => done(null, body));
+
+  // Thrown on, so the app's error handler still writes the answer.
+  app.setErrorHandler(async (error: FastifyError, request) => {
+    const thrown = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? new PayloadTooLargeError(INBOUND_BODY_LIMIT) : error;
+    const source = sources.get(request);
+    if (source) {
+      const mapped = toAppError(thrown as FastifyError);
+      const logged = mapped && mapped.statusCode < 500 ? mapped : new AppError(500, 'server_error', 'Something went wrong on our side');
+      await receiver.logRejection(source, logged).catch((err: unknown) => request.log.warn({ err }, 'could not log an inbound rejection'));
+    }
+    throw thrown;
+  });
+
+  app.post(
+    `${BASE}/:sourceId/receive`,
+    {
+      config: { public: true },
+      bodyLimit: INBOUND_BODY_LIMIT,
+      schema: {
+        tags,
+        summary: 'Receive a signed deal from an external system',
+        description:
+          'No credentials: the X-Service-Signature header (sha256=<hex HMAC-SHA256 of the raw body, keyed with the source secret>) ' +
+          'authenticates the sender. Checks in order: 404 unknown or disabled source, 413 over 256 KiB, 403 signature, ' +
+          '422 body, 429 per-source rate. A repeated Idempotency-Key or webhook-id header (else a byte-identical body) within 24 h ' +
+          'returns the first answer.',
+        security: [],
+        params: sourceParams,
+        headers: z.looseObject({ 'idempotency-key': replayHeader, 'webhook-id': replayHeader }),
+        body: receiveBody,
+        response: { 200: answer },
+      },
+      onRequest: async (request) => {
+        sources.set(request, await receiver.source(request.params.sourceId));
+      },
+      preValidation: async (request) => {
+        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        raws.set(request, raw);
+        receiver.authenticate(sources.get(request)!, request.headers[SIGNATURE_HEADER] as string | undefined, raw);
+        request.body = parseJsonObject(raw);
+      },
+    },
+    async (request, reply) => {
+      const key = request.headers['idempotency-key'] ?? request.headers['webhook-id'];
+      const result = await receiver.receive(sources.get(request)!, request.body, raws.get(request)!, key);
+      if (result.replayed) void reply.header('Idempotent-Replayed', 'true');
+      return result.answer;
+    },
+  );
+};
 
 /** Inbound webhook sources and their signed receive endpoint. */
-export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async () => {};
+export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { config, db, baseUrl }) => {
+  if (!config.APP_KEY) throw new Error('APP_KEY is required: inbound source secrets are encrypted with it');
+  const deps: InboundDeps = { db, appKey: config.APP_KEY, baseUrl };
+
+  app.get(
+    BASE,
+    { config: manage, schema: { tags, summary: 'List inbound sources', response: { 200: z.object({ sources: z.array(sourceJson) }) } } },
+    async () => ({ sources: await listSources(deps) }),
+  );
+
+  app.post(
+    `${BASE}/new`,
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Create an inbound source; the answer carries its secret, the only time it is shown',
+        body: z.object({ source: sourceFields }),
+        response: withSecret,
+      },
+    },
+    async (request, reply) => {
+      const source = await createSource(deps, actorOf(request), request.body.source);
+      void reply.header('Location', `${baseUrl}${BASE}/${source.id}`);
+      return { source };
+    },
+  );
+
+  app.get(
+    `${BASE}/:sourceId`,
+    { config: manage, schema: { tags, summary: 'Get an inbound source (never its secret)', params: sourceParams, response: sourceResponse } },
+    async (request) => ({ source: await getSource(deps, request.params.sourceId) }),
+  );
+
+  app.post(
+    `${BASE}/:sourceId/edit`,
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Rename, repoint or enable/disable an inbound source',
+        params: sourceParams,
+        body: z.object({ source: sourceFields.partial() }),
+        response: sourceResponse,
+      },
+    },
+    async (request) => ({ source: await editSource(deps, actorOf(request), request.params.sourceId, request.body.source) }),
+  );
+
+  const remove = async (request: FastifyRequest<{ Params: { sourceId: string } }>) => {
+    await deleteSource(deps, request.params.sourceId);
+    return { success: true as const };
+  };
+  const removeSchema = { tags, summary: 'Delete an inbound source (its deals stay)', params: sourceParams, response: { 200: successResponse } };
+  app.delete(`${BASE}/:sourceId`, { config: manage, schema: removeSchema }, remove);
+  app.post(`${BASE}/:sourceId/delete`, { config: manage, schema: removeSchema }, remove);
+
+  app.post(
+    `${BASE}/:sourceId/rotate`,
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Replace the secret; the new one is shown once and the old one keeps working for 24 hours',
+        params: sourceParams,
+        response: withSecret,
+      },
+    },
+    async (request) => ({ source: await rotateSecret(deps, request.params.sourceId) }),
+  );
+
+  app.get(
+    `${BASE}/:sourceId/log`,
+    {
+      config: manage,
+      schema: {
+        tags,
+        summary: 'Recent receives of a source, newest first: time, status, outcome, error, deal',
+        params: sourceParams,
+        querystring: z.object({ limit: id.pipe(z.number().max(200, 'Must be at most 200')).default(50) }),
+        response: { 200: z.object({ log: z.array(logEntry) }) },
+      },
+    },
+    async (request) => ({ log: await sourceLog(deps, request.params.sourceId, request.query.limit) }),
+  );
+
+  await app.register(receiveRoute, { receiver: createReceiver({ db, appKey: config.APP_KEY }) });
+};

@@ -1,0 +1,41 @@
+/**
+ * Per-source rate limit: a token bucket in process memory. A source may send
+ * INBOUND_RATE.burst requests at once and INBOUND_RATE.perSecond sustained; each
+ * service process keeps its own buckets.
+ */
+export const INBOUND_RATE = { perSecond: 100, burst: 200 } as const;
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+const MAX_BUCKETS = 10_000;
+
+export class SourceRateLimiter {
+  private buckets = new Map<string, Bucket>();
+
+  constructor(
+    private readonly perSecond: number = INBOUND_RATE.perSecond,
+    private readonly burst: number = INBOUND_RATE.burst,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Takes one token; returns 0 when allowed, else the whole seconds to wait (for Retry-After). */
+  take(key: string): number {
+    const now = this.now();
+    const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
+    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
+    bucket.at = now;
+    // Re-insert so the Map's order is least-recently-used first.
+    this.buckets.delete(key);
+    this.buckets.set(key, bucket);
+    // A forgotten bucket is a full one, so dropping the stalest only ever errs towards allowing.
+    if (this.buckets.size > MAX_BUCKETS) this.buckets.delete(this.buckets.keys().next().value!);
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond));
+  }
+}

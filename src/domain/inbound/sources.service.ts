@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { seal } from '../../crypto/secret-box.js';
+import type { Db } from '../../db/database.js';
+import { NotFoundError, ValidationError } from '../../http/errors.js';
+import type { Actor } from '../../host/permissions.js';
+import { canSeePipeline, findDefaultPipeline, findPipeline } from '../pipelines/pipelines.repository.js';
+import {
+  deleteSourceRow,
+  findSourceRow,
+  insertSource,
+  listLogEntries,
+  listSourceRows,
+  rotateSourceSecret,
+  updateSource,
+  type SourceRow,
+} from './inbound.repository.js';
+import { generateSecret } from './inbound.signature.js';
+
+/** Managing inbound sources (service:webhooks:manage). Secrets leave only in the create and rotate answers. */
+
+export interface InboundDeps {
+  db: Db;
+  appKey: Buffer;
+  baseUrl: string;
+}
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const endpointUrl = (baseUrl: string, id: string) => `${baseUrl}/service/settings/inbound-webhooks/${id}/receive`;
+
+export function toSourceJson(row: SourceRow, baseUrl: string) {
+  return {
+    id: row.id,
+    name: row.name,
+    pipeline: { id: row.pipeline_id, name: row.pipeline_name },
+    endpointUrl: endpointUrl(baseUrl, row.id),
+    enabled: row.enabled,
+    /** When the rotated-out secret stops working; null when there is none in its grace period. */
+    previousSecretExpiresAt: row.previous_secret_valid ? new Date(row.previous_secret_expires_at!).toISOString() : null,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    lastReceivedAt: row.last_received_at ? new Date(row.last_received_at).toISOString() : null,
+  };
+}
+
+export type SourceJson = ReturnType<typeof toSourceJson>;
+
+export interface SourceInput {
+  name?: string;
+  pipeline?: number;
+  enabled?: boolean;
+}
+
+async function sourceOrFail(db: Db, id: string): Promise<SourceRow> {
+  const row = UUID.test(id) ? await findSourceRow(db, id) : undefined;
+  if (!row) throw new NotFoundError('Inbound source');
+  return row;
+}
+
+/** A pipeline the manager may route deals into; one they cannot see is reported as unknown. */
+async function usablePipeline(db: Db, actor: Actor, id: number | undefined): Promise<number> {
+  const pipeline = id === undefined ? await findDefaultPipeline(db) : await findPipeline(db, id);
+  if (!pipeline || !(await canSeePipeline(db, actor, pipeline.id))) {
+    throw ValidationError.field('source[pipeline]', id === undefined ? 'Required: there is no default pipeline' : 'Unknown pipeline');
+  }
+  return pipeline.id;
+}
+
+export async function listSources(deps: InboundDeps): Promise<SourceJson[]> {
+  return (await listSourceRows(deps.db)).map((row) => toSourceJson(row, deps.baseUrl));
+}
+
+export async function getSource(deps: InboundDeps, id: string): Promise<SourceJson> {
+  return toSourceJson(await sourceOrFail(deps.db, id), deps.baseUrl);
+}
+
+export async function createSource(
+  deps: InboundDeps,
+  actor: Actor,
+  input: SourceInput & { name: string },
+): Promise<SourceJson & { secret: string }> {
+  const pipelineId = await usablePipeline(deps.db, actor, input.pipeline);
+  const id = randomUUID();
+  const secret = generateSecret();
+  await insertSource(deps.db, {
+    id,
+    name: input.name,
+    pipelineId,
+    secretEncrypted: seal(deps.appKey, secret),
+    enabled: input.enabled ?? true,
+    createdById: actor.id,
+  });
+  return { ...(await getSource(deps, id)), secret };
+}
+
+export async function editSource(deps: InboundDeps, actor: Actor, id: string, input: SourceInput): Promise<SourceJson> {
+  const current = await sourceOrFail(deps.db, id);
+  const pipelineId =
+    input.pipeline !== undefined && input.pipeline !== current.pipeline_id ? await usablePipeline(deps.db, actor, input.pipeline) : undefined;
+  if (!(await updateSource(deps.db, id, { name: input.name, pipelineId, enabled: input.enabled }))) throw new NotFoundError('Inbound source');
+  return getSource(deps, id);
+}
+
+export async function deleteSource(deps: InboundDeps, id: string): Promise<void> {
+  if (!UUID.test(id) || !(await deleteSourceRow(deps.db, id))) throw new NotFoundError('Inbound source');
+}
+
+/** A new secret, shown once; the one it replaces keeps working for 24 hours. */
+export async function rotateSecret(deps: InboundDeps, id: string): Promise<SourceJson & { secret: string }> {
+  const secret = generateSecret();
+  if (!UUID.test(id) || !(await rotateSourceSecret(deps.db, id, seal(deps.appKey, secret)))) throw new NotFoundError('Inbound source');
+  return { ...(await getSource(deps, id)), secret };
+}
+
+export async function sourceLog(deps: InboundDeps, id: string, limit: number) {
+  await sourceOrFail(deps.db, id);
+  const entries = await listLogEntries(deps.db, id, limit);
+  return entries.map((entry) => ({
+    id: entry.id,
+    receivedAt: entry.received_at.toISOString(),
+    status: entry.status,
+    outcome: entry.outcome,
+    error: entry.error,
+    deal: entry.deal_id === null ? null : { id: entry.deal_id },
+  }));
+}

@@ -1,19 +1,9 @@
-import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { setupApp, type TestContext } from './helpers/app.js';
 import { createPipeline, createRole, createUser, defaultPipeline } from './helpers/factories.js';
+import { INBOUND as BASE, receive as signedReceive } from './helpers/inbound.js';
 
-const BASE = '/service/settings/inbound-webhooks';
-const sign = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-
-async function receive(t: TestContext, sourceId: string, secret: string, body: string) {
-  return t.app.inject({
-    method: 'POST',
-    url: `${BASE}/${sourceId}/receive`,
-    headers: { 'content-type': 'application/json', 'x-service-signature': sign(secret, body) },
-    payload: body,
-  });
-}
+const receive = (t: TestContext, id: string, secret: string, body: string) => signedReceive(t, { id, secret }, body);
 
 describe('inbound sources: management', () => {
   it('creates a source (form body) with endpoint URL and a once-shown 64-hex secret, default pipeline when none given', async () => {

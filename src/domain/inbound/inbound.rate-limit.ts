@@ -18,7 +18,7 @@ export class SourceRateLimiter {
   constructor(
     private readonly perSecond: number = INBOUND_RATE.perSecond,
     private readonly burst: number = INBOUND_RATE.burst,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => Date.now(),
   ) {}
 
   /** Takes one token; returns 0 when allowed, else the whole seconds to wait (for Retry-After). */

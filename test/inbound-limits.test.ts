@@ -1,0 +1,77 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { setupApp } from './helpers/app.js';
+import { createSource, INBOUND, receive, signature } from './helpers/inbound.js';
+
+const LIMIT = 256 * 1024;
+
+/** A valid receive body of exactly `size` bytes. */
+const bodyOfSize = (size: number) => {
+  const shell = '{"title":"Big","custom_fields":{"pad":""}}';
+  return shell.replace('"pad":""', `"pad":"${'x'.repeat(size - shell.length)}"`);
+};
+
+describe('inbound receive: limits and the order of checks', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('accepts 256 KiB and refuses one byte more with 413 in the contract error body', async () => {
+    const t = await setupApp();
+    const source = await createSource(t);
+    const exact = bodyOfSize(LIMIT);
+    expect(Buffer.byteLength(exact)).toBe(LIMIT);
+    expect((await receive(t, source, exact)).statusCode).toBe(200);
+
+    const over = bodyOfSize(LIMIT + 1);
+    const res = await receive(t, source, over);
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toEqual({
+      errors: [{ code: 413, message: expect.any(String), details: { limit: LIMIT }, type: 'payload_too_large' }],
+    });
+    const log = (await t.call({ method: 'GET', url: `${INBOUND}/${source.id}/log` })).json().log;
+    expect(log[0]).toMatchObject({ status: 413, outcome: 'rejected' });
+  });
+
+  it('checks in order: 404 source, 413 size, 403 signature, 422 body', async () => {
+    const t = await setupApp();
+    const source = await createSource(t);
+    const unknown = { id: '00000000-0000-4000-8000-000000000000', secret: source.secret };
+    const tooBig = bodyOfSize(LIMIT + 10);
+    const noSignature = (id: string, payload: string) =>
+      t.app.inject({ method: 'POST', url: `${INBOUND}/${id}/receive`, headers: { 'content-type': 'application/json' }, payload });
+
+    expect((await noSignature(unknown.id, tooBig)).statusCode).toBe(404);
+    expect((await noSignature('not-a-uuid', '[]')).statusCode).toBe(404);
+    expect((await receive(t, unknown, '{"title":"x"}')).statusCode).toBe(404);
+    expect((await noSignature(source.id, tooBig)).statusCode).toBe(413);
+    expect((await noSignature(source.id, '[not json')).statusCode).toBe(403);
+    expect((await receive(t, { ...source, secret: 'wrong' }, '{"amount":"bad"}')).statusCode).toBe(403);
+    expect((await receive(t, source, '{"amount":"bad"}')).statusCode).toBe(422);
+  });
+
+  it('rate-limits each source (429 with Retry-After) after the signature and body checks', async () => {
+    const t = await setupApp();
+    const source = await createSource(t);
+    const other = await createSource(t);
+    // Frozen clock: the bucket does not refill while the test runs, however slow the machine.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const body = '{"title":"Burst"}';
+    const statuses: number[] = [];
+    for (let i = 0; i < 200; i++) statuses.push((await receive(t, source, body)).statusCode);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+
+    const limited = await receive(t, source, body);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.headers['retry-after']).toBe('1');
+    expect(limited.json().errors[0]).toMatchObject({ code: 429, type: 'rate_limited' });
+
+    // Earlier checks still answer first; other sources are unaffected.
+    expect((await receive(t, source, '{"amount":"bad"}')).statusCode).toBe(422);
+    expect((await receive(t, { ...source, secret: 'wrong' }, body)).statusCode).toBe(403);
+    expect((await receive(t, other, body)).statusCode).toBe(200);
+
+    vi.setSystemTime(Date.now() + 1000);
+    expect((await receive(t, source, body)).statusCode).toBe(200);
+    expect((await receive(t, source, '{"title":"Another"}', { 'x-service-signature': signature(source.secret, '{"title":"Another"}') })).statusCode).toBe(200);
+  });
+});

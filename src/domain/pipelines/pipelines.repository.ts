@@ -1,4 +1,5 @@
-import type { Executor } from '../../db/database.js';
+import { sql } from 'kysely';
+import type { Executor, Trx } from '../../db/database.js';
 import type { StageType } from '../../db/schema.js';
 import type { Actor } from '../../host/permissions.js';
 
@@ -84,4 +85,71 @@ export function stagesOf(db: Executor, pipelineIds: number[]): Promise<StageRow[
     .orderBy('pipeline_id')
     .orderBy('position')
     .execute();
+}
+
+/** Role ids each pipeline is limited to (absent or empty: open to every role). */
+export async function rolesOf(db: Executor, pipelineIds: number[]): Promise<Map<number, number[]>> {
+  const byPipeline = new Map<number, number[]>();
+  if (pipelineIds.length === 0) return byPipeline;
+  const rows = await db
+    .selectFrom('pipeline_roles')
+    .select(['pipeline_id', 'role_id'])
+    .where('pipeline_id', 'in', pipelineIds)
+    .orderBy('role_id')
+    .execute();
+  for (const row of rows) byPipeline.set(row.pipeline_id, [...(byPipeline.get(row.pipeline_id) ?? []), row.role_id]);
+  return byPipeline;
+}
+
+/**
+ * Serializes changes to a pipeline's shape (stages, positions) without blocking
+ * deal writes: FOR NO KEY UPDATE does not conflict with the key-share locks that
+ * deals' foreign keys take.
+ */
+export function lockPipeline(trx: Trx, id: number): Promise<PipelineRow | undefined> {
+  return trx.selectFrom('pipelines').select(['id', 'name', 'is_default']).where('id', '=', id).forNoKeyUpdate().executeTakeFirst();
+}
+
+export async function insertPipeline(db: Executor, name: string): Promise<number> {
+  const row = await db.insertInto('pipelines').values({ name }).returning('id').executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function renamePipeline(db: Executor, id: number, name: string): Promise<void> {
+  await db.updateTable('pipelines').set({ name, updated_at: new Date() }).where('id', '=', id).execute();
+}
+
+/** Exactly one default: an advisory lock orders concurrent switches, the partial unique index backs it. */
+export async function makeDefaultPipeline(trx: Trx, id: number): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext('deal-pipeline-default'))`.execute(trx);
+  await trx.updateTable('pipelines').set({ is_default: false, updated_at: new Date() }).where('is_default', '=', true).where('id', '<>', id).execute();
+  await trx.updateTable('pipelines').set({ is_default: true, updated_at: new Date() }).where('id', '=', id).execute();
+}
+
+export async function replacePipelineRoles(db: Executor, id: number, roleIds: number[]): Promise<void> {
+  await db.deleteFrom('pipeline_roles').where('pipeline_id', '=', id).execute();
+  if (roleIds.length > 0) {
+    await db.insertInto('pipeline_roles').values(roleIds.map((role_id) => ({ pipeline_id: id, role_id }))).execute();
+  }
+}
+
+export async function deletePipeline(db: Executor, id: number): Promise<void> {
+  await db.deleteFrom('pipelines').where('id', '=', id).execute();
+}
+
+/** What still points at a pipeline: its deals and the inbound sources that create deals in it. */
+export async function pipelineUsage(db: Executor, id: number): Promise<{ deals: number; sources: number }> {
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb.selectFrom('deals').select((e) => e.fn.countAll<number>().as('n')).where('pipeline_id', '=', id).as('deals'),
+      eb.selectFrom('inbound_sources').select((e) => e.fn.countAll<number>().as('n')).where('pipeline_id', '=', id).as('sources'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { deals: Number(row.deals), sources: Number(row.sources) };
+}
+
+export async function existingRoleIds(db: Executor, roleIds: number[]): Promise<Set<number>> {
+  if (roleIds.length === 0) return new Set();
+  const rows = await db.selectFrom('roles').select('id').where('id', 'in', roleIds).execute();
+  return new Set(rows.map((row) => row.id));
 }

@@ -1,0 +1,118 @@
+import { sql } from 'kysely';
+import type { Executor, Trx } from '../../db/database.js';
+import type { StageType } from '../../db/schema.js';
+import type { StageRow } from './pipelines.repository.js';
+
+/** Writes to stages. Positions are 1..n per pipeline; their unique constraint is checked at commit. */
+
+export interface StageValues {
+  name: string;
+  type: StageType;
+  probability: number;
+}
+
+const stageColumns = ['id', 'pipeline_id', 'name', 'type', 'position', 'probability'] as const;
+
+/** Locks the stage row: deals cannot enter it (their foreign key waits) until the transaction ends. */
+export function lockStage(trx: Trx, id: number): Promise<StageRow | undefined> {
+  return trx.selectFrom('stages').select(stageColumns).where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export function insertStages(db: Executor, pipelineId: number, stages: (StageValues & { position: number })[]): Promise<StageRow[]> {
+  return db
+    .insertInto('stages')
+    .values(stages.map((stage) => ({ ...stage, pipeline_id: pipelineId })))
+    .returning(stageColumns)
+    .execute();
+}
+
+export function updateStage(db: Executor, id: number, values: Partial<StageValues>): Promise<StageRow> {
+  return db
+    .updateTable('stages')
+    .set({ ...values, updated_at: new Date() })
+    .where('id', '=', id)
+    .returning(stageColumns)
+    .executeTakeFirstOrThrow();
+}
+
+export async function deleteStage(db: Executor, id: number): Promise<void> {
+  await db.deleteFrom('stages').where('id', '=', id).execute();
+}
+
+export async function stageCount(db: Executor, pipelineId: number): Promise<number> {
+  const row = await db
+    .selectFrom('stages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('pipeline_id', '=', pipelineId)
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+/** Makes room at `position` by moving that stage and the ones after it down by one. */
+export async function shiftStagesFrom(db: Executor, pipelineId: number, position: number): Promise<void> {
+  await db
+    .updateTable('stages')
+    .set((eb) => ({ position: eb('position', '+', 1) }))
+    .where('pipeline_id', '=', pipelineId)
+    .where('position', '>=', position)
+    .execute();
+}
+
+/** Positions become 1..n in the given order of stage ids. */
+export async function setStageOrder(db: Executor, pipelineId: number, orderedIds: number[]): Promise<void> {
+  await sql`
+    update stages set position = ordered.position, updated_at = now()
+    from unnest(${sql.val(orderedIds)}::int[]) with ordinality as ordered(id, position)
+    where stages.id = ordered.id and stages.pipeline_id = ${pipelineId}
+  `.execute(db);
+}
+
+/** Closes the gap a deleted stage leaves. */
+export async function compactPositions(db: Executor, pipelineId: number): Promise<void> {
+  await sql`
+    update stages set position = ranked.position
+    from (select id, row_number() over (order by position) as position from stages where pipeline_id = ${pipelineId}) ranked
+    where stages.id = ranked.id and stages.position <> ranked.position
+  `.execute(db);
+}
+
+export async function countDealsInStage(db: Executor, stageId: number): Promise<number> {
+  const row = await db
+    .selectFrom('deals')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('stage_id', '=', stageId)
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+/**
+ * Moves every deal of one stage to another of the same pipeline, syncing status
+ * the way a stage move does and writing a history row per deal. An admin
+ * operation: no per-deal events are emitted.
+ */
+export async function moveDealsToStage(
+  trx: Trx,
+  from: StageRow,
+  to: StageRow,
+  changedBy: { id: number; name: string },
+): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    with moved as (
+      update deals set
+        stage_id = ${to.id},
+        status = ${to.type},
+        stage_changed_at = clock_timestamp(),
+        updated_at = clock_timestamp(),
+        won_at = case when ${to.type} = 'won' then (case when status = 'won' then won_at else clock_timestamp() end) end,
+        lost_at = case when ${to.type} = 'lost' then (case when status = 'lost' then lost_at else clock_timestamp() end) end,
+        lost_reason = case when ${to.type} = 'lost' then lost_reason end
+      where stage_id = ${from.id}
+      returning id, stage_changed_at
+    ), history as (
+      insert into deal_stage_history (deal_id, from_stage_id, to_stage_id, changed_by_id, changed_by_name, changed_at)
+      select id, ${from.id}, ${to.id}, ${changedBy.id}, ${changedBy.name}, stage_changed_at from moved
+    )
+    select count(*)::int as n from moved
+  `.execute(trx);
+  return rows[0]!.n;
+}

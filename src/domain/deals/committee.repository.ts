@@ -1,4 +1,5 @@
 import type { Executor, Trx } from '../../db/database.js';
+import type { MemberJsonRow } from './deal-json.js';
 
 /** The buying committee's rows. At most one primary per deal is the database's rule (deal_contacts_one_primary). */
 
@@ -63,4 +64,22 @@ export async function deleteMember(trx: Trx, dealId: number, contactId: number):
     .where('contact_id', '=', contactId)
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
+}
+
+export function findMemberWithContact(db: Executor, dealId: number, contactId: number): Promise<MemberJsonRow | undefined> {
+  return db
+    .selectFrom('deal_contacts')
+    .innerJoin('contacts', 'contacts.id', 'deal_contacts.contact_id')
+    .select([
+      'deal_contacts.contact_id',
+      'deal_contacts.role',
+      'deal_contacts.is_primary',
+      'contacts.email',
+      'contacts.first_name',
+      'contacts.last_name',
+      'contacts.company',
+    ])
+    .where('deal_contacts.deal_id', '=', dealId)
+    .where('deal_contacts.contact_id', '=', contactId)
+    .executeTakeFirst();
 }

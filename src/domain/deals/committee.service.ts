@@ -1,8 +1,11 @@
-import type { Trx } from '../../db/database.js';
+import type { Db, Trx } from '../../db/database.js';
 import { recordDealEvent } from '../../events/events.js';
-import { ValidationError } from '../../http/errors.js';
+import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { findContact } from '../../host/builtin/contacts.repository.js';
-import { clearPrimary, findMember, hasPrimary, upsertMember } from './committee.repository.js';
+import type { Actor } from '../../host/permissions.js';
+import { clearPrimary, deleteMember, findMember, findMemberWithContact, hasPrimary, upsertMember } from './committee.repository.js';
+import { actorContext, lockDealFor } from './deal-access.js';
+import { toMemberJson, type MemberJson } from './deal-json.js';
 import { lockDealOrFail } from './deal-write.js';
 import type { DealWriteContext } from './deals.service.js';
 
@@ -46,4 +49,21 @@ export async function addContactInTransaction(
     });
   }
   return { added: !existing };
+}
+
+/* ---- API operations ---- */
+
+export async function addContact(db: Db, actor: Actor, dealId: number, input: Omit<AddContactInput, 'primaryIfNone'>): Promise<MemberJson> {
+  return db.transaction().execute(async (trx) => {
+    await lockDealFor(trx, actor, dealId, 'edit');
+    await addContactInTransaction(trx, actorContext(actor), dealId, input);
+    return toMemberJson((await findMemberWithContact(trx, dealId, input.contactId))!);
+  });
+}
+
+export async function removeContact(db: Db, actor: Actor, dealId: number, contactId: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await lockDealFor(trx, actor, dealId, 'edit');
+    if (!(await deleteMember(trx, dealId, contactId))) throw new NotFoundError('Contact on this deal');
+  });
 }

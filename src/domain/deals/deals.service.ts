@@ -1,6 +1,15 @@
-import type { Trx } from '../../db/database.js';
-import type { ChangedBy } from '../../events/events.js';
-import { createDeal, INTERNAL, lockDealOrFail, patchLockedDeal } from './deal-write.js';
+import type { Db, Trx } from '../../db/database.js';
+import { recordDealEvent, type ChangedBy } from '../../events/events.js';
+import { NotFoundError } from '../../http/errors.js';
+import type { Actor } from '../../host/permissions.js';
+import { formatMoney } from '../money.js';
+import { visiblePipelineIds } from '../pipelines/pipelines.repository.js';
+import { actorContext, assertDealAccess, lockDealFor } from './deal-access.js';
+import type { DealFullJson } from './deal-json.js';
+import { loadFullDeal } from './deal-view.js';
+import { deleteDealRow, findDealRow, type DealRow } from './deals.repository.js';
+import { createDeal, DEAL_WRITE_NAMES, INTERNAL, lockDealOrFail, patchLockedDeal, type WriteOptions } from './deal-write.js';
+import { moveLockedDeal, resolveStage } from './stage-move.js';
 
 /** Who changes a deal: an API caller ({id, name}) or an inbound source ({id: null, name} plus `source`). */
 export interface DealWriteContext {
@@ -55,4 +64,97 @@ export async function updateDealInTransaction(
 ): Promise<{ changed: boolean }> {
   const deal = await lockDealOrFail(trx, dealId);
   return patchLockedDeal(trx, ctx, deal, patch, INTERNAL);
+}
+
+/* ---- API operations: permission and visibility checks, then the rules above ---- */
+
+export type DealApiCreate = Omit<DealCreateInput, 'createdById' | 'sourceId' | 'externalId'>;
+
+const apiOptions = async (trx: Trx, actor: Actor, owner = DEAL_WRITE_NAMES.owner): Promise<WriteOptions> => ({
+  scope: await visiblePipelineIds(trx, actor),
+  names: { ...DEAL_WRITE_NAMES, owner },
+});
+
+/** The full deal after a write the caller was allowed to make. */
+async function readDeal(db: Db, actor: Actor, dealId: number): Promise<DealFullJson> {
+  const full = await loadFullDeal(db, dealId, actor);
+  if (!full) throw new NotFoundError('Deal');
+  return full.deal;
+}
+
+export async function getDeal(db: Db, actor: Actor, dealId: number): Promise<DealFullJson> {
+  const full = await loadFullDeal(db, dealId, actor);
+  if (!full) throw new NotFoundError('Deal');
+  assertDealAccess(actor, full, 'view');
+  return full.deal;
+}
+
+/** Pipelines the caller cannot see are answered like missing ones (422 on the reference). */
+export async function createDealAsActor(db: Db, actor: Actor, input: DealApiCreate): Promise<DealFullJson> {
+  const { id } = await db.transaction().execute(async (trx) => createDeal(trx, actorContext(actor), input, await apiOptions(trx, actor)));
+  return readDeal(db, actor, id);
+}
+
+export async function updateDealAsActor(db: Db, actor: Actor, dealId: number, patch: DealUpdateInput): Promise<DealFullJson> {
+  await db.transaction().execute(async (trx) => {
+    const deal = await lockDealFor(trx, actor, dealId, 'edit');
+    await patchLockedDeal(trx, actorContext(actor), deal, patch, await apiOptions(trx, actor));
+  });
+  return readDeal(db, actor, dealId);
+}
+
+export async function deleteDealAsActor(db: Db, actor: Actor, dealId: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await lockDealFor(trx, actor, dealId, 'delete');
+    await recordDealEvent(trx, { event: 'service.deal.deleted', dealId, changedBy: actorContext(actor).changedBy });
+    await deleteDealRow(trx, dealId);
+  });
+}
+
+export async function moveDealStage(
+  db: Db,
+  actor: Actor,
+  dealId: number,
+  input: { stageId: number; lostReason?: string | null },
+): Promise<DealFullJson> {
+  await db.transaction().execute(async (trx) => {
+    const deal = await lockDealFor(trx, actor, dealId, 'edit');
+    const target = await resolveStage(trx, input, { pipeline: 'stage_id', stage: 'stage_id' }, await visiblePipelineIds(trx, actor));
+    await moveLockedDeal(trx, actorContext(actor), deal, target, input.lostReason ?? null);
+  });
+  return readDeal(db, actor, dealId);
+}
+
+export type InlineField = 'title' | 'amount' | 'currency' | 'closeDate' | 'owner';
+
+const INLINE_PATCH: Record<InlineField, (value: never) => DealUpdateInput> = {
+  title: (value: string) => ({ title: value }),
+  amount: (value: string) => ({ amount: value }),
+  currency: (value: string) => ({ currency: value }),
+  closeDate: (value: string | null) => ({ closeDate: value }),
+  owner: (value: number | null) => ({ ownerId: value }),
+};
+
+const INLINE_VALUE: Record<InlineField, (deal: DealRow) => string | number | null> = {
+  title: (deal) => deal.title,
+  amount: (deal) => formatMoney(deal.amount),
+  currency: (deal) => deal.currency.trim(),
+  closeDate: (deal) => deal.close_date,
+  owner: (deal) => deal.owner_id,
+};
+
+/** One field changed in place; answers the value as stored (amount as a number). */
+export async function inlineUpdate(
+  db: Db,
+  actor: Actor,
+  dealId: number,
+  field: InlineField,
+  value: string | number | null,
+): Promise<string | number | null> {
+  return db.transaction().execute(async (trx) => {
+    const deal = await lockDealFor(trx, actor, dealId, 'edit');
+    const patch = (INLINE_PATCH[field] as (value: string | number | null) => DealUpdateInput)(value);
+    await patchLockedDeal(trx, actorContext(actor), deal, patch, await apiOptions(trx, actor, 'value'));
+    return INLINE_VALUE[field]((await findDealRow(trx, dealId))!);
+  });
 }

@@ -1,0 +1,146 @@
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import type { DB, Executor } from '../../db/database.js';
+import type { Actor } from '../../host/permissions.js';
+import { toDealSummaryJson, toMemberJson, toNoteJson, toTaskJson, type DealFullJson, type DealSummaryRow } from './deal-json.js';
+
+/**
+ * Reads of whole deals. The summary (list) form joins its one-to-one relations;
+ * the full form adds committee, notes and tasks as json_agg subqueries, so a
+ * deal view is ONE round trip to the database whatever its size.
+ */
+
+export function dealSummaryQuery(db: Executor) {
+  return db
+    .selectFrom('deals')
+    .innerJoin('stages', 'stages.id', 'deals.stage_id')
+    .innerJoin('pipelines', 'pipelines.id', 'deals.pipeline_id')
+    .leftJoin('users as owner', 'owner.id', 'deals.owner_id')
+    .leftJoin('users as creator', 'creator.id', 'deals.created_by_id')
+    .leftJoin('inbound_sources', 'inbound_sources.id', 'deals.source_id')
+    .select([
+      'deals.id',
+      'deals.title',
+      'deals.amount',
+      'deals.currency',
+      'deals.status',
+      'deals.close_date',
+      'deals.custom_fields',
+      'deals.lost_reason',
+      'deals.stage_changed_at',
+      'deals.won_at',
+      'deals.lost_at',
+      'deals.created_at',
+      'deals.updated_at',
+      'deals.owner_id',
+      'owner.name as owner_name',
+      'deals.created_by_id',
+      'creator.name as creator_name',
+      'deals.pipeline_id',
+      'pipelines.name as pipeline_name',
+      'deals.stage_id',
+      'stages.name as stage_name',
+      'stages.type as stage_type',
+      'stages.position as stage_position',
+      'stages.probability as stage_probability',
+      'inbound_sources.id as source_id',
+      'inbound_sources.name as source_name',
+    ]);
+}
+
+/**
+ * Whether the actor's role may see the deal's pipeline: the rule of
+ * pipelines.repository visiblePipelineIds as an expression, so the access
+ * check rides along in the view's single query.
+ */
+function pipelineVisible(eb: ExpressionBuilder<DB, 'deals'>, actor: Actor): Expression<SqlBool> {
+  if (actor.isAdmin) return sql<SqlBool>`true`;
+  const rolesOf = () =>
+    eb.selectFrom('pipeline_roles').select('pipeline_roles.role_id').whereRef('pipeline_roles.pipeline_id', '=', 'deals.pipeline_id');
+  return eb.or([eb.not(eb.exists(rolesOf())), eb.exists(rolesOf().where('pipeline_roles.role_id', '=', actor.roleId))]);
+}
+
+export interface FullDeal {
+  deal: DealFullJson;
+  ownerId: number | null;
+  createdById: number | null;
+  pipelineVisible: boolean;
+}
+
+/** The full deal and what its access check needs, in one query. */
+export async function loadFullDeal(db: Executor, dealId: number, actor: Actor): Promise<FullDeal | undefined> {
+  const row = await dealSummaryQuery(db)
+    .select((eb) => [
+      eb.cast<SqlBool>(pipelineVisible(eb, actor), 'boolean').as('pipeline_visible'),
+      jsonArrayFrom(
+        eb
+          .selectFrom('deal_contacts')
+          .innerJoin('contacts', 'contacts.id', 'deal_contacts.contact_id')
+          .select([
+            'deal_contacts.contact_id',
+            'deal_contacts.role',
+            'deal_contacts.is_primary',
+            'contacts.email',
+            'contacts.first_name',
+            'contacts.last_name',
+            'contacts.company',
+          ])
+          .whereRef('deal_contacts.deal_id', '=', 'deals.id')
+          .orderBy('deal_contacts.is_primary', 'desc')
+          .orderBy('deal_contacts.created_at')
+          .orderBy('deal_contacts.contact_id'),
+      ).as('contacts'),
+      jsonArrayFrom(
+        eb
+          .selectFrom('deal_notes')
+          .leftJoin('users as author', 'author.id', 'deal_notes.author_id')
+          .select([
+            'deal_notes.id',
+            'deal_notes.deal_id',
+            'deal_notes.body',
+            'deal_notes.author_id',
+            'author.name as author_name',
+            'deal_notes.created_at',
+            'deal_notes.updated_at',
+          ])
+          .whereRef('deal_notes.deal_id', '=', 'deals.id')
+          .orderBy('deal_notes.id', 'desc'),
+      ).as('notes'),
+      jsonArrayFrom(
+        eb
+          .selectFrom('deal_tasks')
+          .leftJoin('users as assignee', 'assignee.id', 'deal_tasks.assignee_id')
+          .select([
+            'deal_tasks.id',
+            'deal_tasks.deal_id',
+            'deal_tasks.title',
+            'deal_tasks.due_date',
+            'deal_tasks.assignee_id',
+            'assignee.name as assignee_name',
+            'deal_tasks.is_completed',
+            'deal_tasks.completed_at',
+            'deal_tasks.created_at',
+            'deal_tasks.updated_at',
+          ])
+          .whereRef('deal_tasks.deal_id', '=', 'deals.id')
+          // Open tasks first, soonest due first; then the done ones.
+          .orderBy('deal_tasks.is_completed')
+          .orderBy(sql`deal_tasks.due_date asc nulls last`)
+          .orderBy('deal_tasks.id'),
+      ).as('tasks'),
+    ])
+    .where('deals.id', '=', dealId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    deal: {
+      ...toDealSummaryJson(row as DealSummaryRow),
+      contacts: row.contacts.map(toMemberJson),
+      notes: row.notes.map(toNoteJson),
+      tasks: row.tasks.map(toTaskJson),
+    },
+    ownerId: row.owner_id,
+    createdById: row.created_by_id,
+    pipelineVisible: Boolean(row.pipeline_visible),
+  };
+}

@@ -1,0 +1,117 @@
+import type { Db, Executor } from '../../db/database.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
+import { hashPassword } from '../passwords.js';
+import { pageInfo } from './paging.js';
+import { findRole } from './roles.repository.js';
+import {
+  countActiveAdmins,
+  deleteUser,
+  findUser,
+  insertUser,
+  listUsers,
+  lockAdmins,
+  updateUser,
+  userHasHistory,
+  type UserRow,
+  type UserValues,
+} from './users.repository.js';
+
+export { lockAdmins };
+
+export interface UserInput {
+  username?: string;
+  password?: string;
+  name?: string;
+  email?: string | null;
+  role?: number;
+  isActive?: boolean;
+}
+
+export const toUserJson = (row: UserRow) => ({
+  id: row.id,
+  username: row.username,
+  name: row.name,
+  email: row.email,
+  role: { id: row.role_id, name: row.role_name },
+  isActive: row.is_active,
+  createdAt: row.created_at.toISOString(),
+  updatedAt: row.updated_at.toISOString(),
+});
+
+export type UserJson = ReturnType<typeof toUserJson>;
+
+/** Nobody could manage the built-in host any more: refuse (the transaction rolls back). */
+export async function assertAdminRemains(db: Executor): Promise<void> {
+  if ((await countActiveAdmins(db)) === 0) {
+    throw new ConflictError('This would leave no active administrator');
+  }
+}
+
+async function assertRoleExists(db: Executor, roleId: number): Promise<void> {
+  if (!(await findRole(db, roleId))) throw ValidationError.field('role', 'Role not found');
+}
+
+async function toValues(db: Executor, input: UserInput): Promise<UserValues> {
+  if (input.role !== undefined) await assertRoleExists(db, input.role);
+  return {
+    username: input.username,
+    name: input.name,
+    email: input.email,
+    role_id: input.role,
+    is_active: input.isActive,
+    password_hash: input.password === undefined ? undefined : await hashPassword(input.password),
+  };
+}
+
+export async function getUsers(db: Db, query: { search?: string; page: number; limit: number }) {
+  const { rows, total } = await listUsers(db, query);
+  return { ...pageInfo(total, query.page, query.limit), users: rows.map(toUserJson) };
+}
+
+export async function getUser(db: Db, id: number): Promise<UserJson> {
+  const row = await findUser(db, id);
+  if (!row) throw new NotFoundError('User');
+  return toUserJson(row);
+}
+
+export type NewUserInput = Required<Pick<UserInput, 'username' | 'password' | 'name' | 'role'>> & Pick<UserInput, 'email'>;
+
+export async function createUser(db: Db, input: NewUserInput): Promise<UserJson> {
+  await assertRoleExists(db, input.role);
+  const id = await insertUser(db, {
+    username: input.username,
+    password_hash: await hashPassword(input.password),
+    name: input.name,
+    email: input.email ?? null,
+    role_id: input.role,
+    is_active: true,
+  });
+  return getUser(db, id);
+}
+
+export async function editUser(db: Db, id: number, input: UserInput): Promise<UserJson> {
+  const values = await toValues(db, input); // hash outside the transaction: scrypt takes a while
+  await db.transaction().execute(async (trx) => {
+    await lockAdmins(trx);
+    if (!(await updateUser(trx, id, values))) throw new NotFoundError('User');
+    await assertAdminRemains(trx);
+  });
+  return getUser(db, id);
+}
+
+/**
+ * A user that deals, notes, tasks or history still name is deactivated, not
+ * deleted, so those records keep their owner and author; anyone else is deleted
+ * (with their API credentials and tokens).
+ */
+export async function removeUser(db: Db, id: number): Promise<{ deactivated: boolean }> {
+  return db.transaction().execute(async (trx) => {
+    await lockAdmins(trx);
+    if (!(await findUser(trx, id))) throw new NotFoundError('User');
+    const deactivated = await userHasHistory(trx, id);
+    if (deactivated) await updateUser(trx, id, { is_active: false });
+    else await deleteUser(trx, id);
+    await assertAdminRemains(trx);
+    return { deactivated };
+  });
+}

@@ -1,0 +1,86 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { RouteDeps } from '../../app.js';
+import { createUser, editUser, getUser, getUsers, removeUser } from '../../host/builtin/users.service.js';
+import { bool, id, idParams, nullable, text } from '../../http/schemas.js';
+import { hostAdmin, pageFields, searchQuery, timestamps } from './host.schemas.js';
+
+// A colon would split a Basic credential; white space would only confuse.
+const username = text(1, 100).regex(/^[^:\s]+$/, 'Must not contain colons or spaces');
+const password = z.string().min(12, 'Must be at least 12 characters').max(1024, 'Must be at most 1024 characters');
+const email = nullable(z.string().trim().max(255, 'Must be at most 255 characters').pipe(z.email('Must be an email address')));
+
+const userBody = z.object({ username, password, name: text(1, 255), email: email.optional(), role: id });
+const editBody = userBody.partial().extend({ isActive: bool.optional() });
+const userJson = z.object({
+  id: z.number(),
+  username: z.string(),
+  name: z.string(),
+  email: z.string().nullable(),
+  role: z.object({ id: z.number(), name: z.string() }),
+  isActive: z.boolean(),
+  ...timestamps,
+});
+const userResponse = { 200: z.object({ user: userJson }) };
+const tags = ['host: users'];
+
+/** Users of the built-in host; the password goes in, never out. */
+export const userRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, auth, baseUrl }) => {
+  app.get(
+    '/host/users',
+    {
+      config: hostAdmin,
+      schema: {
+        tags,
+        summary: 'List users (search: username, name or email)',
+        querystring: searchQuery,
+        response: { 200: z.object({ ...pageFields, users: z.array(userJson) }) },
+      },
+    },
+    async (request) => getUsers(db, request.query),
+  );
+
+  app.get(
+    '/host/users/:id',
+    { config: hostAdmin, schema: { tags, summary: 'Get a user', params: idParams, response: userResponse } },
+    async (request) => ({ user: await getUser(db, request.params.id) }),
+  );
+
+  app.post(
+    '/host/users/new',
+    { config: hostAdmin, schema: { tags, summary: 'Create a user', body: userBody, response: userResponse } },
+    async (request, reply) => {
+      const user = await createUser(db, request.body);
+      void reply.header('Location', `${baseUrl}/host/users/${user.id}`);
+      return { user };
+    },
+  );
+
+  app.post(
+    '/host/users/:id/edit',
+    { config: hostAdmin, schema: { tags, summary: 'Edit a user', params: idParams, body: editBody, response: userResponse } },
+    async (request) => {
+      const user = await editUser(db, request.params.id, request.body);
+      auth.forget();
+      return { user };
+    },
+  );
+
+  app.delete(
+    '/host/users/:id',
+    {
+      config: hostAdmin,
+      schema: {
+        tags,
+        summary: 'Delete a user; one that deals, notes or tasks still name is deactivated instead',
+        params: idParams,
+        response: { 200: z.object({ success: z.literal(true), deactivated: z.boolean() }) },
+      },
+    },
+    async (request) => {
+      const { deactivated } = await removeUser(db, request.params.id);
+      auth.forget();
+      return { success: true as const, deactivated };
+    },
+  );
+};

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/database.js';
 import type { StageType } from '../../src/db/schema.js';
+import { createDealInTransaction, type DealCreateInput } from '../../src/domain/deals/deals.service.js';
 import { hashPassword } from '../../src/host/passwords.js';
 import type { Permission } from '../../src/host/permissions.js';
 
@@ -79,4 +80,20 @@ export async function defaultPipeline(db: Db): Promise<TestPipeline> {
   const pipeline = await db.selectFrom('pipelines').select(['id', 'name']).where('is_default', '=', true).executeTakeFirstOrThrow();
   const stages = await db.selectFrom('stages').select(['id', 'name', 'type']).where('pipeline_id', '=', pipeline.id).orderBy('position').execute();
   return { ...pipeline, stages };
+}
+
+/**
+ * A deal made through the same in-transaction rules as the API (history row and
+ * created event included), as `owner` and `createdBy` say (default: admin id 1).
+ */
+export async function createDeal(db: Db, values: Partial<DealCreateInput> = {}): Promise<{ id: number }> {
+  const createdById = values.createdById === undefined ? 1 : values.createdById;
+  return db.transaction().execute((trx) =>
+    createDealInTransaction(trx, { changedBy: { id: createdById, name: 'Factory' } }, {
+      title: `Deal ${unique()}`,
+      ownerId: createdById,
+      ...values,
+      createdById,
+    }),
+  );
 }

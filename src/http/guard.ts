@@ -16,6 +16,20 @@ declare module 'fastify' {
   interface FastifyRequest {
     actor?: Actor;
   }
+  interface FastifyInstance {
+    /** Every registered route with what it declared (the permission walk test reads it). */
+    routeTable: RouteEntry[];
+    /** Shared by Basic, Bearer and the token endpoint's client authentication. */
+    loginLimiter: LoginLimiter;
+  }
+}
+
+export interface RouteEntry {
+  method: string;
+  url: string;
+  permission?: PermissionRequirement;
+  authenticated?: boolean;
+  public?: boolean;
 }
 
 /** The authenticated caller; the guard guarantees it on every non-public route. */
@@ -73,12 +87,18 @@ export interface GuardOptions {
 
 async function guard(app: FastifyInstance, options: GuardOptions): Promise<void> {
   const limiter = new LoginLimiter();
+  const routeTable: RouteEntry[] = [];
+  app.decorate('loginLimiter', limiter);
+  app.decorate('routeTable', routeTable);
   const publicOrigin = options.publicBaseUrl ? new URL(options.publicBaseUrl).origin : undefined;
 
   await app.register(basicAuth, {
     authenticate: { realm: 'service' },
     async validate(username, password, request) {
-      const actor = await options.auth.authenticateBasic(username, password);
+      const actor = await options.auth.authenticateBasic(username, password).catch((error: unknown) => {
+        // basic-auth turns any error without a status into a 401; a database outage must stay a 503.
+        throw Object.assign(error as object, { statusCode: 500 });
+      });
       if (!actor) throw new UnauthorizedError('Invalid credentials');
       request.actor = actor;
     },
@@ -100,6 +120,15 @@ async function guard(app: FastifyInstance, options: GuardOptions): Promise<void>
         `Route ${route.method} ${route.url} must declare exactly one of config.permission, config.authenticated or config.public`,
       );
     }
+    for (const method of [route.method].flat()) {
+      routeTable.push({
+        method,
+        url: route.url,
+        permission: config.permission as PermissionRequirement | undefined,
+        authenticated: config.authenticated,
+        public: config.public,
+      });
+    }
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -120,10 +149,10 @@ async function guard(app: FastifyInstance, options: GuardOptions): Promise<void>
         await basic(request, reply);
       }
     } catch (error) {
+      const rejected = error instanceof UnauthorizedError || (error as { statusCode?: number }).statusCode === 401;
+      if (!rejected) throw error; // a fault (database down), not a failed login
       if (header) limiter.fail(address);
-      if (error instanceof UnauthorizedError) throw error;
-      if ((error as { statusCode?: number }).statusCode === 401) throw new UnauthorizedError('Invalid credentials');
-      throw error;
+      throw error instanceof UnauthorizedError ? error : new UnauthorizedError('Invalid credentials');
     }
 
     assertSameOrigin(request, publicOrigin);

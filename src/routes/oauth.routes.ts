@@ -9,6 +9,15 @@ const tokenRequest = z.object({
   client_secret: z.string().min(1).optional(),
 });
 
+/** RFC 6749 form-encodes Basic client credentials; a malformed escape just fails authentication. */
+const formDecode = (value: string) => {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+};
+
 /** OAuth 2.0 client-credentials grant (RFC 6749 section 4.4); client auth in the body or as HTTP Basic. */
 export const oauthRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) => {
   app.post(
@@ -25,20 +34,24 @@ export const oauthRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =
       },
     },
     async (request) => {
+      app.loginLimiter.check(request.ip);
       let { client_id: clientId, client_secret: clientSecret } = request.body;
       const header = request.headers.authorization;
       if (header?.toLowerCase().startsWith('basic ')) {
         const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
         const colon = decoded.indexOf(':');
         if (colon > 0) {
-          clientId = decodeURIComponent(decoded.slice(0, colon));
-          clientSecret = decodeURIComponent(decoded.slice(colon + 1));
+          clientId = formDecode(decoded.slice(0, colon));
+          clientSecret = formDecode(decoded.slice(colon + 1));
         }
       }
       if (!clientId) throw ValidationError.field('client_id', 'Required');
       if (!clientSecret) throw ValidationError.field('client_secret', 'Required');
       const grant = await deps.auth.issueToken(clientId, clientSecret);
-      if (!grant) throw new UnauthorizedError('Invalid client credentials');
+      if (!grant) {
+        app.loginLimiter.fail(request.ip);
+        throw new UnauthorizedError('Invalid client credentials');
+      }
       return grant;
     },
   );

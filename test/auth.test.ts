@@ -36,7 +36,14 @@ const get = (headers: Record<string, string>, remoteAddress?: string) =>
 
 describe('401 and 403', () => {
   it('answers 401 with a Basic challenge without credentials, or with wrong ones', async () => {
-    for (const headers of [{}, { authorization: basic({ ...ADMIN, password: 'wrong-password' }) }, { authorization: basic({ username: 'ghost', password: 'whatever-it-is' }) }, { authorization: 'Basic !!!' }, { authorization: 'Digest abc' }]) {
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: basic({ ...ADMIN, password: 'wrong-password' }) },
+      { authorization: basic({ username: 'ghost', password: 'whatever-it-is' }) },
+      { authorization: 'Basic !!!' },
+      { authorization: 'Digest abc' },
+    ];
+    for (const headers of attempts) {
       const res = await get(headers, address());
       expect(res.statusCode, JSON.stringify(headers)).toBe(401);
       expect(res.headers['www-authenticate']).toBe('Basic realm="service"');
@@ -168,7 +175,8 @@ describe('origin guard on writes', () => {
     t.call({ method: 'POST', url: '/host/contacts/new', payload: { email: `o-${randomBytes(4).toString('hex')}@example.test` }, headers });
 
   it('refuses a write from a foreign Origin or marked cross-site', async () => {
-    for (const headers of [{ origin: 'https://evil.test' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'http://service.test.evil.test' }]) {
+    const foreign: Record<string, string>[] = [{ origin: 'https://evil.test' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'http://service.test.evil.test' }];
+    for (const headers of foreign) {
       const res = await write(headers);
       expect(res.statusCode, JSON.stringify(headers)).toBe(403);
       expect(res.json().errors[0].type).toBe('forbidden');

@@ -9,6 +9,7 @@ import { ConfigError, loadConfig, parseAppKey, publicBaseUrl, type Config } from
 import { createDatabase } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { migrateToLatest } from './db/migrate.js';
+import { startWorker } from './events/worker.js';
 import { bootstrap } from './host/builtin/bootstrap.js';
 
 /** Secrets that must never reach a log line, wherever they appear. */
@@ -71,6 +72,8 @@ async function main(): Promise<void> {
 
   const app = await buildApp({ config, db: database.db, logger });
   await app.listen({ port: config.PORT, host: config.HOST });
+  // Deliveries run in this process unless WORKER=off (then `npm run worker` elsewhere).
+  const worker = config.WORKER === 'inline' ? await startWorker({ databaseUrl: server.url, config, logger }) : undefined;
   const url = publicBaseUrl({ ...config, PORT: (app.server.address() as { port: number }).port });
 
   // The banner goes to stdout, not to the log: it may carry the first-run password.
@@ -92,6 +95,7 @@ async function main(): Promise<void> {
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down');
     await app.close(); // stops accepting, lets in-flight requests finish
+    await worker?.stop(); // finishes the deliveries in hand, hands back the rest
     await database.destroy();
     await server.embedded?.stop();
   });

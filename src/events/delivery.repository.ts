@@ -1,0 +1,214 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+
+/**
+ * The worker's side of the delivery tables: fan an event out into delivery
+ * rows (each with its own keyed job, so retries are per target), load one
+ * delivery for an attempt, and record what happened. Job and rows are written
+ * in one statement or transaction, so neither exists without the other.
+ */
+
+export const DELIVER_ATTEMPT_TASK = 'deliver_attempt';
+
+const jobKey = (deliveryId: number) => `delivery:${deliveryId}`;
+
+/** One job per new delivery, keyed so that a later schedule replaces a pending one. */
+const queueInserted = sql`
+  jobs as (
+    select job.id
+    from (select array_agg(row(${DELIVER_ATTEMPT_TASK}, json_build_object('deliveryId', id), null, null, null,
+                 'delivery:' || id, null, null)::graphile_worker.job_spec) as specs
+          from inserted having count(*) > 0) as batch,
+         lateral graphile_worker.add_jobs(batch.specs) as job
+  )`;
+
+/** Builtin mode: a delivery for every enabled subscription that selected the event. Returns how many. */
+export async function fanOutToSubscriptions(db: Executor, eventId: string): Promise<number> {
+  const { rows } = await sql<{ count: number }>`
+    with inserted as (
+      insert into webhook_deliveries (subscription_id, event_id, event)
+      select s.id, o.id, o.event
+      from event_outbox o
+      join webhook_subscriptions s on s.enabled and o.event = any (s.events)
+      where o.id = ${eventId}
+      on conflict do nothing
+      returning id
+    ), ${queueInserted}
+    select count(*)::int as count from jobs`.execute(db);
+  return rows[0]?.count ?? 0;
+}
+
+/** Forward mode: one delivery to the host's dispatcher. */
+export async function queueForward(db: Executor, eventId: string): Promise<number> {
+  const { rows } = await sql<{ count: number }>`
+    with inserted as (
+      insert into webhook_deliveries (subscription_id, event_id, event)
+      select null, o.id, o.event from event_outbox o where o.id = ${eventId}
+      on conflict do nothing
+      returning id
+    ), ${queueInserted}
+    select count(*)::int as count from jobs`.execute(db);
+  return rows[0]?.count ?? 0;
+}
+
+/** A delivery of one event to one subscription (the test event); queued at once. */
+export async function insertDelivery(db: Executor, subscriptionId: number, eventId: string, event: string): Promise<number> {
+  const row = await db
+    .insertInto('webhook_deliveries')
+    .values({ subscription_id: subscriptionId, event_id: eventId, event })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await scheduleAttempt(db, row.id, null);
+  return row.id;
+}
+
+/** (Re)queues the delivery's job; a job already waiting for it is replaced. `runAt` null = now. */
+export async function scheduleAttempt(db: Executor, deliveryId: number, runAt: Date | null): Promise<void> {
+  await sql`select graphile_worker.add_job(${DELIVER_ATTEMPT_TASK}, json_build_object('deliveryId', ${deliveryId}::bigint),
+    run_at => ${runAt}::timestamptz, job_key => ${jobKey(deliveryId)})`.execute(db);
+}
+
+export interface DeliveryToAttempt {
+  id: number;
+  subscription_id: number | null;
+  event_id: string;
+  status: string;
+  attempt_count: number;
+  /** Failed attempts since the current retry cycle began (creation or a manual redelivery). */
+  cycle_failures: number;
+  due: boolean;
+  url: string | null;
+  enabled: boolean | null;
+  secret_encrypted: string | null;
+  previous_secret_encrypted: string | null;
+  payload: Record<string, unknown>;
+}
+
+export async function loadDelivery(db: Executor, deliveryId: number): Promise<DeliveryToAttempt | undefined> {
+  return db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('event_outbox as o', 'o.id', 'd.event_id')
+    .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+    .select([
+      'd.id',
+      'd.subscription_id',
+      'd.event_id',
+      'd.status',
+      'd.attempt_count',
+      sql<number>`(select count(*)::int from webhook_attempts a
+        where a.delivery_id = d.id and a.attempted_at >= d.cycle_started_at)`.as('cycle_failures'),
+      // A job that outlived a reschedule (crash after commit) finds its delivery not yet due.
+      sql<boolean>`coalesce(d.next_attempt_at <= now() + interval '1 second', false)`.as('due'),
+      's.url',
+      's.enabled',
+      's.secret_encrypted',
+      sql<string | null>`case when s.previous_secret_expires_at > now() then s.previous_secret_encrypted end`.as(
+        'previous_secret_encrypted',
+      ),
+      'o.payload',
+    ])
+    .where('d.id', '=', deliveryId)
+    .executeTakeFirst();
+}
+
+export interface AttemptRecord {
+  attemptedAt: Date;
+  statusCode: number | null;
+  durationMs: number;
+  responseBody: string | null;
+  error: string | null;
+}
+
+const ms = (value: number) => sql`(${value}::double precision * interval '1 millisecond')`;
+
+/** Success: one statement, and the subscription's failing streak ends. */
+export async function recordSuccess(db: Executor, delivery: DeliveryToAttempt, attempt: AttemptRecord): Promise<void> {
+  await sql`
+    with attempt as (
+      insert into webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
+      values (${delivery.id}, ${attempt.attemptedAt}, ${attempt.statusCode}, ${attempt.durationMs}, ${attempt.responseBody}, null)
+    ), subscription as (
+      update webhook_subscriptions set failing_since = null where id = ${delivery.subscription_id} and failing_since is not null
+    )
+    update webhook_deliveries
+    set status = 'succeeded', attempt_count = attempt_count + 1, last_status_code = ${attempt.statusCode}, last_error = null,
+        next_attempt_at = null, delivered_at = ${attempt.attemptedAt}, updated_at = now()
+    where id = ${delivery.id}`.execute(db);
+}
+
+export interface FailureOutcome {
+  status: 'pending' | 'failed';
+  nextAttemptAt: Date | null;
+  disabledReason: string | null;
+}
+
+/**
+ * Failure: log the attempt, extend the subscription's failing streak (disabling
+ * it on 410 or after `disableAfterMs` without a success), then either schedule
+ * the next attempt or give up when it would fall outside the retry window.
+ * Run inside a transaction.
+ */
+export async function recordFailure(
+  trx: Executor,
+  delivery: DeliveryToAttempt,
+  attempt: AttemptRecord,
+  options: { gone: boolean; delayMs: number; retryWindowMs: number; disableAfterMs: number },
+): Promise<FailureOutcome> {
+  await trx
+    .insertInto('webhook_attempts')
+    .values({
+      delivery_id: delivery.id,
+      attempted_at: attempt.attemptedAt,
+      status_code: attempt.statusCode,
+      duration_ms: attempt.durationMs,
+      response_body: attempt.responseBody,
+      error: attempt.error,
+    })
+    .execute();
+
+  let disabledReason: string | null = null;
+  if (delivery.subscription_id !== null) {
+    const tooLong = sql`coalesce(failing_since, now()) <= now() - ${ms(options.disableAfterMs)}`;
+    const subscription = await sql<{ enabled: boolean; disabled_reason: string | null }>`
+      update webhook_subscriptions
+      set failing_since = coalesce(failing_since, now()),
+          enabled = enabled and not (${options.gone}::boolean or ${tooLong}),
+          disabled_at = case when enabled and (${options.gone}::boolean or ${tooLong}) then now() else disabled_at end,
+          disabled_reason = case
+            when not enabled then disabled_reason
+            when ${options.gone}::boolean then 'The receiver answered 410 Gone'
+            when ${tooLong} then 'No successful delivery since ' || to_char(failing_since at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+              || ': disabled after ' || ${Math.round(options.disableAfterMs / 86_400_000)} || ' days of failures'
+            else disabled_reason end
+      where id = ${delivery.subscription_id}
+      returning enabled, disabled_reason`.execute(trx);
+    const row = subscription.rows[0];
+    if (row && !row.enabled) disabledReason = row.disabled_reason ?? 'Subscription disabled';
+  }
+
+  const stop = options.gone || disabledReason !== null;
+  const lastError = attempt.error ?? (attempt.statusCode !== null ? `HTTP ${attempt.statusCode}` : null);
+  const { rows } = await sql<{ status: 'pending' | 'failed'; next_attempt_at: Date | null }>`
+    update webhook_deliveries
+    set attempt_count = attempt_count + 1, last_status_code = ${attempt.statusCode}, updated_at = now(),
+        status = case when ${stop}::boolean or now() + ${ms(options.delayMs)} > cycle_started_at + ${ms(options.retryWindowMs)}
+                      then 'failed' else 'pending' end,
+        next_attempt_at = case when ${stop}::boolean or now() + ${ms(options.delayMs)} > cycle_started_at + ${ms(options.retryWindowMs)}
+                      then null else now() + ${ms(options.delayMs)} end,
+        last_error = ${disabledReason !== null && !options.gone ? sql`${lastError} || '; ' || ${disabledReason}` : lastError}
+    where id = ${delivery.id}
+    returning status, next_attempt_at`.execute(trx);
+  const outcome = rows[0] ?? { status: 'failed' as const, next_attempt_at: null };
+  if (outcome.status === 'pending') await scheduleAttempt(trx, delivery.id, outcome.next_attempt_at);
+  return { status: outcome.status, nextAttemptAt: outcome.next_attempt_at, disabledReason };
+}
+
+/** The delivery cannot be attempted (subscription disabled, forward target gone): it fails without an attempt. */
+export async function abandon(db: Executor, deliveryId: number, reason: string): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', next_attempt_at: null, last_error: reason, updated_at: new Date() })
+    .where('id', '=', deliveryId)
+    .where('status', '=', 'pending')
+    .execute();
+}

@@ -1,0 +1,113 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { open } from '../crypto/secret-box.js';
+import type { Db } from '../db/database.js';
+import {
+  abandon,
+  fanOutToSubscriptions,
+  loadDelivery,
+  queueForward,
+  recordFailure,
+  recordSuccess,
+  type DeliveryToAttempt,
+} from './delivery.repository.js';
+import { postJson } from './http-post.js';
+import { retryDelay, type RetryPolicy } from './retry-policy.js';
+import { signedHeaders } from './signing.js';
+import { targetAgents, type TargetAgents } from './ssrf.js';
+
+/**
+ * What the worker's tasks do. `deliverEvent` turns one outbox event into
+ * deliveries (one per subscription in builtin mode, one to the host in forward
+ * mode); `attempt` makes one HTTP attempt of one delivery and records it.
+ */
+
+export type DispatcherConfig = Pick<
+  Config,
+  'WEBHOOK_MODE' | 'HOST_WEBHOOK_URL' | 'HOST_WEBHOOK_SECRET' | 'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'WORKER_CONCURRENCY' | 'APP_KEY'
+>;
+
+export interface Dispatcher {
+  deliverEvent(eventId: string): Promise<void>;
+  attempt(deliveryId: number): Promise<void>;
+  close(): void;
+}
+
+interface Target {
+  url: string;
+  secrets: string[];
+  agents: TargetAgents;
+}
+
+export function createDispatcher(db: Db, config: DispatcherConfig, policy: RetryPolicy, logger: Logger): Dispatcher {
+  const sockets = Math.max(config.WORKER_CONCURRENCY, 8);
+  // Subscriber URLs go through the SSRF filter; the host's own dispatcher is operator configuration.
+  const subscriberAgents = targetAgents(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, sockets);
+  const hostAgents = targetAgents(true, sockets);
+
+  function targetOf(delivery: DeliveryToAttempt): Target | string {
+    if (delivery.subscription_id === null) {
+      if (!config.HOST_WEBHOOK_URL || !config.HOST_WEBHOOK_SECRET) return 'Forward mode is not configured (HOST_WEBHOOK_URL)';
+      return { url: config.HOST_WEBHOOK_URL, secrets: [config.HOST_WEBHOOK_SECRET], agents: hostAgents };
+    }
+    if (!delivery.enabled || !delivery.url || !delivery.secret_encrypted) return 'Subscription disabled';
+    if (!config.APP_KEY) throw new Error('APP_KEY is required to open subscription secrets');
+    const secrets = [open(config.APP_KEY, delivery.secret_encrypted)];
+    if (delivery.previous_secret_encrypted) secrets.push(open(config.APP_KEY, delivery.previous_secret_encrypted));
+    return { url: delivery.url, secrets, agents: subscriberAgents };
+  }
+
+  return {
+    async deliverEvent(eventId) {
+      const queued = config.WEBHOOK_MODE === 'forward' ? await queueForward(db, eventId) : await fanOutToSubscriptions(db, eventId);
+      logger.debug({ eventId, deliveries: queued }, 'event fanned out');
+    },
+
+    async attempt(deliveryId) {
+      const delivery = await loadDelivery(db, deliveryId);
+      if (!delivery || delivery.status !== 'pending' || !delivery.due) return;
+      const target = targetOf(delivery);
+      if (typeof target === 'string') {
+        await abandon(db, delivery.id, target);
+        return;
+      }
+
+      const body = JSON.stringify(delivery.payload);
+      const attemptedAt = new Date();
+      const headers = signedHeaders(target.secrets, delivery.event_id, Math.floor(attemptedAt.getTime() / 1000), body);
+      const result = await postJson({
+        url: target.url,
+        headers,
+        body,
+        timeoutMs: policy.timeoutMs,
+        agents: target.agents,
+        responseLimit: policy.responseLimit,
+      });
+      const attempt = { attemptedAt, ...result };
+
+      if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) {
+        await recordSuccess(db, delivery, attempt);
+        return;
+      }
+      const outcome = await db.transaction().execute((trx) =>
+        recordFailure(trx, delivery, attempt, {
+          gone: result.statusCode === 410,
+          delayMs: retryDelay(policy, delivery.cycle_failures + 1, result.retryAfterMs),
+          retryWindowMs: policy.retryWindowMs,
+          disableAfterMs: policy.disableAfterMs,
+        }),
+      );
+      const log = { deliveryId, eventId: delivery.event_id, subscriptionId: delivery.subscription_id, status: result.statusCode };
+      if (outcome.disabledReason) logger.warn({ ...log, reason: outcome.disabledReason }, 'webhook subscription disabled');
+      else if (outcome.status === 'failed') logger.warn({ ...log, error: result.error }, 'webhook delivery gave up');
+      else logger.debug({ ...log, error: result.error, nextAttemptAt: outcome.nextAttemptAt }, 'webhook delivery failed, will retry');
+    },
+
+    close() {
+      for (const agents of [subscriberAgents, hostAgents]) {
+        agents.http.destroy();
+        agents.https.destroy();
+      }
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+/**
+ * Outbound signatures. Standard Webhooks (https://www.standardwebhooks.com):
+ * `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`,
+ * keyed with the base64-decoded part of a `whsec_` secret, several signatures
+ * space-separated while a rotated secret is still valid. Mautic-style:
+ * `Webhook-Signature: <base64 HMAC-SHA256 of the body>`, keyed with the secret
+ * string exactly as shown (Mautic receivers hash with the secret they were given),
+ * signed with the current secret only.
+ */
+
+const SECRET_PREFIX = 'whsec_';
+const SECRET = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
+
+/** A new subscription secret: `whsec_` + base64 of 32 random bytes. */
+export function generateSecret(): string {
+  return SECRET_PREFIX + randomBytes(32).toString('base64');
+}
+
+/** `whsec_` + canonical base64 of 24 to 64 bytes. */
+export function isValidSecret(secret: string): boolean {
+  if (!SECRET.test(secret)) return false;
+  const encoded = secret.slice(SECRET_PREFIX.length);
+  const bytes = Buffer.from(encoded, 'base64');
+  return bytes.length >= 24 && bytes.length <= 64 && bytes.toString('base64') === encoded;
+}
+
+/** The HMAC key of a secret: decoded `whsec_` bytes, or the string's bytes for a host secret of another form. */
+function signingKey(secret: string): Buffer {
+  return secret.startsWith(SECRET_PREFIX) ? Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
+}
+
+export type SignedHeaders = {
+  'webhook-id': string;
+  'webhook-timestamp': string;
+  /**
+   * Two field lines: the Standard Webhooks list, then the Mautic-style body
+   * signature. Header names are case-insensitive, so `webhook-signature` and
+   * `Webhook-Signature` are one field; receivers that join repeated fields see
+   * `v1,<sig>[ v1,<sig>], <mautic>` (Node: `req.headersDistinct` keeps them apart).
+   */
+  'webhook-signature': [standard: string, mautic: string];
+};
+
+/**
+ * Headers for one attempt. `secrets[0]` is the current secret; any others are
+ * still-valid previous ones. The timestamp is the attempt's own (seconds).
+ */
+export function signedHeaders(secrets: readonly string[], id: string, timestampSeconds: number, body: string): SignedHeaders {
+  const content = `${id}.${timestampSeconds}.${body}`;
+  const standard = secrets.map((secret) => `v1,${createHmac('sha256', signingKey(secret)).update(content).digest('base64')}`);
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-signature': [standard.join(' '), createHmac('sha256', secrets[0]!).update(body).digest('base64')],
+  };
+}

@@ -1,0 +1,99 @@
+import { run, type Runner } from 'graphile-worker';
+import type { Logger } from 'pino';
+import { createDatabase } from '../db/database.js';
+import { DELIVER_ATTEMPT_TASK } from './delivery.repository.js';
+import { createDispatcher, type DispatcherConfig } from './dispatcher.js';
+import { DELIVER_EVENT_TASK } from './events.js';
+import { DEFAULT_RETENTION_MS, PRUNE_CRONTAB, PRUNE_TASK, pruneDeliveryLog } from './prune.js';
+import { queueLogger } from './queue-logger.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
+
+/**
+ * The delivery worker: graphile-worker over its own connection pool, picking
+ * jobs up by LISTEN/NOTIFY the moment their transaction commits. Runs inside
+ * `npm start` (WORKER=inline) or alone (`npm run worker`); any number of them
+ * share the queue, each job locked by one. stop() finishes the jobs in hand
+ * and hands back the ones fetched but not started, so nothing is dropped.
+ */
+
+export interface WorkerOptions {
+  databaseUrl: string;
+  config: DispatcherConfig;
+  logger: Logger;
+  policy?: Partial<RetryPolicy>;
+  retentionMs?: number;
+  /** How often scheduled retries are looked for (new jobs arrive by NOTIFY). */
+  pollIntervalMs?: number;
+  /**
+   * How often locks of crashed workers (older than graphile-worker's 4 hours)
+   * are released; graphile-worker's default is every 8 to 10 minutes.
+   */
+  resetLockedIntervalMs?: number;
+}
+
+export interface DeliveryWorker {
+  runner: Runner;
+  stop(): Promise<void>;
+}
+
+function idOf(payload: unknown, key: string): unknown {
+  return payload && typeof payload === 'object' ? (payload as Record<string, unknown>)[key] : undefined;
+}
+
+export async function startWorker(options: WorkerOptions): Promise<DeliveryWorker> {
+  const { config } = options;
+  const logger = options.logger.child({ component: 'worker' });
+  const policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
+  const concurrency = config.WORKER_CONCURRENCY;
+  const database = createDatabase(options.databaseUrl, { max: concurrency + 4 });
+  const dispatcher = createDispatcher(database.db, config, policy, logger);
+
+  const runner = await run({
+    pgPool: database.pool,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: options.pollIntervalMs ?? 1000,
+    ...(options.resetLockedIntervalMs && {
+      minResetLockedInterval: options.resetLockedIntervalMs,
+      maxResetLockedInterval: options.resetLockedIntervalMs,
+    }),
+    logger: queueLogger(logger),
+    crontab: PRUNE_CRONTAB,
+    preset: {
+      // A small local batch keeps the next job at hand; completions are batched per tick.
+      worker: { localQueue: { size: concurrency }, completeJobBatchDelay: 0 },
+    },
+    taskList: {
+      [DELIVER_EVENT_TASK]: async (payload) => {
+        const eventId = idOf(payload, 'eventId');
+        if (typeof eventId !== 'string') throw new Error('deliver_event needs an eventId');
+        await dispatcher.deliverEvent(eventId);
+      },
+      [DELIVER_ATTEMPT_TASK]: async (payload) => {
+        const deliveryId = Number(idOf(payload, 'deliveryId'));
+        if (!Number.isSafeInteger(deliveryId)) throw new Error('deliver_attempt needs a deliveryId');
+        await dispatcher.attempt(deliveryId);
+      },
+      [PRUNE_TASK]: async () => {
+        const pruned = await pruneDeliveryLog(database.db, options.retentionMs ?? DEFAULT_RETENTION_MS);
+        logger.info(pruned, 'pruned the delivery log');
+      },
+    },
+  });
+  runner.promise.catch((err: unknown) => logger.error({ err }, 'delivery worker stopped with an error'));
+  logger.info({ concurrency, mode: config.WEBHOOK_MODE }, 'delivery worker started');
+
+  let stopping: Promise<void> | undefined;
+  return {
+    runner,
+    stop() {
+      stopping ??= (async () => {
+        await runner.stop();
+        dispatcher.close();
+        await database.destroy();
+        logger.info('delivery worker stopped');
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import closeWithGrace from 'close-with-grace';
+import pino from 'pino';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { startWorker } from './events/worker.js';
+
+/**
+ * `npm run worker`: the delivery worker alone, against DATABASE_URL. Run as many
+ * as needed, on as many machines, beside `npm start` (which may then use
+ * WORKER=off); they share the queue and never run one job twice at once.
+ */
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+    if (!config.DATABASE_URL) throw new ConfigError('Invalid configuration: DATABASE_URL: required by npm run worker');
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = pino({ level: config.LOG_LEVEL });
+
+  // Idempotent; lets a worker start first on a fresh database.
+  const migrations = createDatabase(config.DATABASE_URL, { max: 2 });
+  await migrateToLatest(migrations, logger);
+  await migrations.destroy();
+
+  const worker = await startWorker({ databaseUrl: config.DATABASE_URL, config, logger });
+  worker.runner.promise.catch(() => {
+    // Already logged by the worker; a supervisor should start a fresh one.
+    process.exit(1);
+  });
+
+  closeWithGrace({ delay: 30_000, logger }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'worker shutting down after an error');
+    else logger.info({ signal }, 'worker shutting down');
+    await worker.stop(); // finishes the deliveries in hand, hands back the rest
+  });
+}
+
+await main();

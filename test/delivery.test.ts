@@ -1,0 +1,117 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { EVENT_NAMES, recordDealEvent, type EventPayload } from '../src/events/events.js';
+import { setupApp, type TestContext } from './helpers/app.js';
+import {
+  insertDeal,
+  recordEvent,
+  startReceiver,
+  startTestWorker,
+  until,
+  verifyMauticSignature,
+  verifyStandardWebhook,
+  type Receiver,
+} from './helpers/delivery.js';
+
+async function subscribe(t: TestContext, url: string, events: readonly string[] = EVENT_NAMES) {
+  const response = await t.call({ method: 'POST', url: '/host/webhooks/new', payload: { name: 'Receiver', url, events } });
+  expect(response.statusCode).toBe(200);
+  return response.json().webhook as { id: number; secret: string };
+}
+
+const bodiesFor = (receiver: Receiver, eventId: string) => receiver.received.filter((r) => r.headers['webhook-id'] === eventId);
+
+describe('outbound delivery (builtin mode)', () => {
+  it('delivers all nine events with their payloads, Standard Webhooks and Mautic-style signatures', async () => {
+    const t = await setupApp();
+    const receiver = await startReceiver();
+    const webhook = await subscribe(t, receiver.url);
+    await startTestWorker(t);
+    const dealId = await insertDeal(t.db);
+
+    const recorded: EventPayload[] = [];
+    for (const event of EVENT_NAMES) recorded.push(await recordEvent(t.db, dealId, event));
+    await until(() => receiver.received.length >= EVENT_NAMES.length, 'nine deliveries');
+
+    expect(new Set(receiver.received.map((r) => r.json.event))).toEqual(new Set(EVENT_NAMES));
+    for (const payload of recorded) {
+      const [delivered, ...again] = bodiesFor(receiver, payload.id);
+      expect(again).toHaveLength(0);
+      expect(delivered!.json).toEqual(payload);
+      expect(delivered!.headers['content-type']).toBe('application/json');
+      expect(Number(delivered!.headers['webhook-timestamp'])).toBeGreaterThan(Date.now() / 1000 - 300);
+      expect(verifyStandardWebhook(webhook.secret, delivered!)).toBe(1);
+      expect(verifyMauticSignature(webhook.secret, delivered!)).toBe(true);
+    }
+    // Per-deal sequence rises by one per event: receivers order by it.
+    expect(recorded.map((p) => p.sequence)).toEqual(recorded.map((_, i) => recorded[0]!.sequence + i));
+
+    const deliveries = await t.db.selectFrom('webhook_deliveries').select(['status', 'attempt_count']).execute();
+    expect(deliveries).toHaveLength(EVENT_NAMES.length);
+    expect(deliveries.every((d) => d.status === 'succeeded' && d.attempt_count === 1)).toBe(true);
+  });
+
+  it('a signature made with another secret or over another body does not verify', async () => {
+    const t = await setupApp();
+    const receiver = await startReceiver();
+    const webhook = await subscribe(t, receiver.url);
+    await startTestWorker(t);
+    await recordEvent(t.db, await insertDeal(t.db), 'service.deal.created');
+    const [delivered] = await until(() => receiver.received.length > 0 && receiver.received, 'a delivery');
+    const other = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+    expect(verifyStandardWebhook(other, delivered!)).toBe(0);
+    expect(verifyStandardWebhook(webhook.secret, { ...delivered!, body: delivered!.body.replace('Acme', 'Acmf') })).toBe(0);
+    expect(verifyMauticSignature(other, delivered!)).toBe(false);
+  });
+
+  it('only subscriptions that selected an event, and are enabled, receive it', async () => {
+    const t = await setupApp();
+    const wonOnly = await startReceiver();
+    const disabled = await startReceiver();
+    const everything = await startReceiver();
+    await subscribe(t, wonOnly.url, ['service.deal.won']);
+    const off = await subscribe(t, disabled.url);
+    await t.call({ method: 'POST', url: `/host/webhooks/${off.id}/edit`, payload: { enabled: false } });
+    await subscribe(t, everything.url);
+    await startTestWorker(t);
+    const dealId = await insertDeal(t.db);
+    await recordEvent(t.db, dealId, 'service.deal.created');
+    const won = await recordEvent(t.db, dealId, 'service.deal.won');
+    await until(() => everything.received.length === 2 && wonOnly.received.length === 1, 'fan-out');
+    expect(wonOnly.received[0]!.json.id).toBe(won.id);
+    expect(disabled.received).toHaveLength(0);
+  });
+
+  it('a rolled-back change sends nothing; the next committed one is delivered', async () => {
+    const t = await setupApp();
+    const receiver = await startReceiver();
+    await subscribe(t, receiver.url);
+    await startTestWorker(t);
+    const dealId = await insertDeal(t.db);
+    let rolledBack: EventPayload | undefined;
+    await expect(
+      t.db.transaction().execute(async (trx) => {
+        rolledBack = await recordDealEvent(trx, { event: 'service.deal.updated', dealId, changedBy: { id: 1, name: 'Ada Admin' } });
+        throw new Error('the change fails after recording its event');
+      }),
+    ).rejects.toThrow('the change fails');
+    const committed = await recordEvent(t.db, dealId, 'service.deal.won');
+    await until(() => receiver.received.length > 0, 'the committed event');
+    // The queue is worked in order of insertion, so once the later event arrived the earlier one had its chance.
+    await until(async () => (await t.db.selectFrom('webhook_deliveries').select('status').executeTakeFirst())?.status === 'succeeded', 'settled');
+    expect(receiver.received.map((r) => r.json.id)).toEqual([committed.id]);
+    expect(await t.db.selectFrom('event_outbox').select('id').where('id', '=', rolledBack!.id).execute()).toHaveLength(0);
+    expect(committed.sequence).toBe(1);
+  });
+});
+
+describe('signatures', () => {
+  it('uses the key exactly as the spec says (hand-computed vector)', async () => {
+    // Independent of the service: content is `${id}.${timestamp}.${body}` under the decoded whsec_ key.
+    const key = Buffer.alloc(24, 9);
+    const expected = createHmac('sha256', key).update('msg_1.1700000000.{"a":1}').digest('base64');
+    const { signedHeaders } = await import('../src/events/signing.js');
+    const headers = signedHeaders([`whsec_${key.toString('base64')}`], 'msg_1', 1_700_000_000, '{"a":1}');
+    expect(headers['webhook-signature'][0]).toBe(`v1,${expected}`);
+  });
+});

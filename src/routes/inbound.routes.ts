@@ -80,7 +80,7 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
     if (source) {
       const mapped = toAppError(thrown as FastifyError);
       const logged = mapped && mapped.statusCode < 500 ? mapped : new AppError(500, 'server_error', 'Something went wrong on our side');
-      await receiver.logRejection(source, logged).catch((err: unknown) => request.log.warn({ err }, 'could not log an inbound rejection'));
+      await receiver.logRejection(source, logged);
     }
     throw thrown;
   });
@@ -210,5 +210,5 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
     async (request) => ({ log: await sourceLog(deps, request.params.sourceId, request.query.limit) }),
   );
 
-  await app.register(receiveRoute, { receiver: createReceiver({ db, appKey: config.APP_KEY }) });
+  await app.register(receiveRoute, { receiver: createReceiver({ db, appKey: config.APP_KEY, logger: app.log }) });
 };

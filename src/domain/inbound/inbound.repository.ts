@@ -108,7 +108,7 @@ export async function deleteSourceRow(db: Executor, id: string): Promise<boolean
   return result.numDeletedRows > 0n;
 }
 
-/** Marks a source as heard from; at most once a second, so busy sources do not contend on their row. */
+/** Marks a source as heard from; the row changes at most once a second, so busy sources do not contend on it. */
 export async function touchSource(db: Executor, id: string): Promise<void> {
   await db
     .updateTable('inbound_sources')
@@ -151,12 +151,25 @@ export function findReplay(db: Executor, sourceId: string, key: string) {
     .executeTakeFirst();
 }
 
-export async function storeReplayAnswer(trx: Trx, sourceId: string, key: string, status: number, response: Record<string, unknown>) {
+/** Fills the claimed key with the answer and logs the receive, in one statement. */
+export async function storeAnswerAndLog(
+  trx: Trx,
+  sourceId: string,
+  key: string,
+  answer: { status: number; body: Record<string, unknown> },
+  entry: LogEntry,
+): Promise<void> {
   await trx
-    .updateTable('inbound_idempotency')
-    .set({ status, response: JSON.stringify(response) })
-    .where('source_id', '=', sourceId)
-    .where('key', '=', key)
+    .with('stored', (db) =>
+      db
+        .updateTable('inbound_idempotency')
+        .set({ status: answer.status, response: JSON.stringify(answer.body) })
+        .where('source_id', '=', sourceId)
+        .where('key', '=', key)
+        .returning('key'),
+    )
+    .insertInto('inbound_receive_log')
+    .values(logValues(sourceId, entry))
     .execute();
 }
 
@@ -191,11 +204,16 @@ export interface LogEntry {
 /** Newest entries kept per source; older ones are pruned now and then. */
 export const LOG_KEEP = 1000;
 
+const logValues = (sourceId: string, entry: LogEntry) => ({
+  source_id: sourceId,
+  status: entry.status,
+  outcome: entry.outcome,
+  error: entry.error ?? null,
+  deal_id: entry.dealId ?? null,
+});
+
 export async function insertLogEntry(db: Executor, sourceId: string, entry: LogEntry): Promise<void> {
-  await db
-    .insertInto('inbound_receive_log')
-    .values({ source_id: sourceId, status: entry.status, outcome: entry.outcome, error: entry.error ?? null, deal_id: entry.dealId ?? null })
-    .execute();
+  await db.insertInto('inbound_receive_log').values(logValues(sourceId, entry)).execute();
 }
 
 export function listLogEntries(db: Executor, sourceId: string, limit: number) {

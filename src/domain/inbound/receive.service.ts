@@ -12,7 +12,7 @@ import {
   insertLogEntry,
   lockExternalId,
   pruneInboundRows,
-  storeReplayAnswer,
+  storeAnswerAndLog,
   touchSource,
   type LogEntry,
   type SourceRow,
@@ -43,10 +43,20 @@ export interface ReceiveResult {
 /** Housekeeping (log and replay-key pruning) runs once per this many logged receives of a process. */
 const PRUNE_EVERY = 500;
 
-export function createReceiver(options: { db: Db; appKey: Buffer; limiter?: SourceRateLimiter }) {
-  const { db, appKey } = options;
+export function createReceiver(options: { db: Db; appKey: Buffer; logger: { warn(details: object, message: string): void }; limiter?: SourceRateLimiter }) {
+  const { db, appKey, logger } = options;
   const limiter = options.limiter ?? new SourceRateLimiter();
   let logged = 0;
+  const touched = new Map<string, number>();
+
+  /** lastReceivedAt has one-second precision; skipping the write within that second saves a statement per receive. */
+  async function touch(sourceId: string): Promise<void> {
+    const now = Date.now();
+    if (now - (touched.get(sourceId) ?? 0) < 1000) return;
+    if (touched.size > 10_000) touched.clear();
+    touched.set(sourceId, now);
+    await touchSource(db, sourceId);
+  }
 
   async function countLogged(sourceId: string): Promise<void> {
     if (++logged % PRUNE_EVERY === 0) await pruneInboundRows(db, sourceId);
@@ -57,11 +67,22 @@ export function createReceiver(options: { db: Db; appKey: Buffer; limiter?: Sour
     await countLogged(sourceId);
   }
 
+  /** Bookkeeping outside the receive's transaction: its failure must not change the sender's answer. */
+  async function quietly(what: string, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (err) {
+      logger.warn({ err }, `inbound receive: could not ${what}`);
+    }
+  }
+
   return {
     /** The source a receive is addressed to; unknown, malformed and disabled ids are all 404 (a disabled hit is logged). */
     async source(sourceId: string): Promise<SourceRow> {
       const source = UUID.test(sourceId) ? await findSourceRow(db, sourceId) : undefined;
-      if (source && !source.enabled) await log(source.id, { status: 404, outcome: 'rejected', error: 'Source is disabled' });
+      if (source && !source.enabled) {
+        await quietly('log a receive', () => log(source.id, { status: 404, outcome: 'rejected', error: 'Source is disabled' }));
+      }
       if (!source?.enabled) throw new NotFoundError('Inbound source');
       return source;
     },
@@ -90,6 +111,8 @@ export function createReceiver(options: { db: Db; appKey: Buffer; limiter?: Sour
         if (!(await claimReplayKey(trx, source.id, key))) {
           const stored = await findReplay(trx, source.id, key);
           if (!stored?.response) throw new Error('replay key held without an answer');
+          const dealId = (stored.response as { deal: { id: number } }).deal.id;
+          await insertLogEntry(trx, source.id, { status: 200, outcome: 'replayed', dealId });
           return { answer: stored.response as unknown as ReceiveAnswer, replayed: true };
         }
 
@@ -114,20 +137,20 @@ export function createReceiver(options: { db: Db; appKey: Buffer; limiter?: Sour
         }
 
         const answer: ReceiveAnswer = { success: true, created, deal: { id: dealId }, contact };
-        await storeReplayAnswer(trx, source.id, key, 200, answer as unknown as Record<string, unknown>);
-        await insertLogEntry(trx, source.id, { status: 200, outcome: created ? 'created' : 'updated', dealId });
+        await storeAnswerAndLog(trx, source.id, key, { status: 200, body: { ...answer } }, { status: 200, outcome: created ? 'created' : 'updated', dealId });
         return { answer, replayed: false };
       });
 
-      if (result.replayed) await insertLogEntry(db, source.id, { status: 200, outcome: 'replayed', dealId: result.answer.deal.id });
-      await touchSource(db, source.id);
-      await countLogged(source.id);
+      await quietly('mark the source as heard from', async () => {
+        await touch(source.id);
+        await countLogged(source.id);
+      });
       return result;
     },
 
     /** Records a refused receive of a known source (the error's status and message; never the secret or the body). */
     async logRejection(source: SourceRow, error: AppError): Promise<void> {
-      await log(source.id, { status: error.statusCode, outcome: 'rejected', error: error.message.slice(0, 1000) });
+      await quietly('log a refused receive', () => log(source.id, { status: error.statusCode, outcome: 'rejected', error: error.message.slice(0, 1000) }));
     },
   };
 }

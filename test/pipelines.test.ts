@@ -294,15 +294,6 @@ describe('stages', () => {
     expect((await stageRows(t.db, pipeline.id)).map((s) => `${s.position}:${s.name}`)).toEqual(['1:Open B', '2:Won', '3:Lost']);
   });
 
-  it('takes moveTo from a JSON body too', async () => {
-    const pipeline = await createPipeline(t.db);
-    const [openA, openB] = pipeline.stages;
-    await insertDeal(t.db, openA!, pipeline.id);
-    const res = await t.call({ method: 'DELETE', url: `/service/stages/${openA!.id}`, payload: { moveTo: openB!.id } });
-    expect(res.statusCode).toBe(200);
-    expect(res.json().movedDeals).toBe(1);
-  });
-
   it('keeps at least one stage in a pipeline', async () => {
     const pipeline = await createPipeline(t.db, { stages: [{ name: 'Only', type: 'open' }] });
     const res = await t.call({ method: 'DELETE', url: `/service/stages/${pipeline.stages[0]!.id}` });

@@ -66,17 +66,13 @@ export const stageRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, b
       schema: {
         tags,
         summary: 'Delete a stage; its deals move to moveTo (a stage of the same pipeline), else 409',
-        description: 'moveTo may come in the query string or a body. Moved deals get a stage history row but no events (an admin operation).',
+        description: 'DELETE /service/stages/{id}?moveTo={stageId}. Moved deals get a stage history row but no events (an admin operation).',
         params: idParams,
         querystring: deleteStageQuery,
-        body: deleteStageQuery.nullish(),
         response: { 200: z.object({ success: z.literal(true), movedDeals: z.number() }) },
       },
     },
-    async (request) => {
-      const moveTo = request.query.moveTo ?? request.body?.moveTo;
-      return { success: true as const, ...(await removeStage(db, actorOf(request), request.params.id, moveTo)) };
-    },
+    async (request) => ({ success: true as const, ...(await removeStage(db, actorOf(request), request.params.id, request.query.moveTo)) }),
   );
 
   app.post(

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { ConflictError, NotFoundError } from '../../http/errors.js';
-import { assertAdminRemains, lockAdmins } from './users.service.js';
+import { lockAdmins } from './users.repository.js';
+import { assertAdminRemains } from './users.service.js';
 import { deleteRole, findRole, insertRole, listRoles, roleUsage, updateRole, type RoleRow, type RoleValues } from './roles.repository.js';
 
 export interface RoleInput {

@@ -16,8 +16,6 @@ import {
   type UserValues,
 } from './users.repository.js';
 
-export { lockAdmins };
-
 export interface UserInput {
   username?: string;
   password?: string;

@@ -53,6 +53,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     void reply.header('X-Request-Id', request.id);
   });
   registerErrorHandling(app);
+  // The API speaks JSON and forms only; text/plain would otherwise be parsed as a string (415 instead).
+  app.removeContentTypeParser('text/plain');
 
   // Bracket names (deal[title], ids[]) become nested objects, with limits.
   await app.register(formbody, {

@@ -46,6 +46,8 @@ describe('error mapping (contract section 2)', () => {
   it('415 for a content type other than JSON or a form', async () => {
     const res = await t.call({ method: 'POST', url: '/host/contacts/new', headers: { 'content-type': 'application/xml' }, payload: '<email>a@b.test</email>' });
     expectError(res, 415, 'unsupported_media_type');
+    const plain = await t.call({ method: 'POST', url: '/host/contacts/new', headers: { 'content-type': 'text/plain' }, payload: 'email=a@b.test' });
+    expectError(plain, 415, 'unsupported_media_type');
   });
 
   it('422 for a body that is not valid JSON', async () => {

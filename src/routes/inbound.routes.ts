@@ -100,7 +100,11 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
           'returns the first answer.',
         security: [],
         params: sourceParams,
-        headers: z.looseObject({ 'idempotency-key': replayHeader, 'webhook-id': replayHeader }),
+        headers: z.looseObject({
+          'x-service-signature': z.string().optional().describe('sha256=<hex HMAC-SHA256 of the raw body bytes, keyed with the source secret>'),
+          'idempotency-key': replayHeader,
+          'webhook-id': replayHeader,
+        }),
         body: receiveBody,
         response: { 200: answer },
       },
@@ -110,7 +114,7 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
       preValidation: async (request) => {
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         raws.set(request, raw);
-        receiver.authenticate(sources.get(request)!, request.headers[SIGNATURE_HEADER] as string | undefined, raw);
+        receiver.authenticate(sources.get(request)!, request.headers[SIGNATURE_HEADER], raw);
         request.body = parseJsonObject(raw);
       },
     },

@@ -121,20 +121,16 @@ export function createReceiver(options: { db: Db; appKey: Buffer; logger: { warn
           await lockExternalId(trx, source.id, body.external_id);
           dealId = await findDealIdByExternalId(trx, source.id, body.external_id);
         }
+        // The contact first: the deal insert takes row locks that concurrent receives wait on, so it comes as late as it can.
+        const found = body.contact ? await findOrCreateContactByEmail(trx, body.contact) : undefined;
         const created = dealId === undefined;
         if (dealId === undefined) {
           dealId = (await createDealInTransaction(trx, ctx, toDealCreate(body, { id: source.id, pipelineId: source.pipeline_id }))).id;
         } else {
           await updateDealInTransaction(trx, ctx, dealId, toDealUpdate(body));
         }
-
-        let contact: ReceiveAnswer['contact'] = null;
-        if (body.contact) {
-          const { email, first_name, last_name, company } = body.contact;
-          const found = await findOrCreateContactByEmail(trx, { email, first_name, last_name, company });
-          await addContactInTransaction(trx, ctx, dealId, { contactId: found.contact.id, primaryIfNone: true });
-          contact = { id: found.contact.id, created: found.created };
-        }
+        if (found) await addContactInTransaction(trx, ctx, dealId, { contactId: found.contact.id, primaryIfNone: true });
+        const contact = found ? { id: found.contact.id, created: found.created } : null;
 
         const answer: ReceiveAnswer = { success: true, created, deal: { id: dealId }, contact };
         await storeAnswerAndLog(trx, source.id, key, { status: 200, body: { ...answer } }, { status: 200, outcome: created ? 'created' : 'updated', dealId });

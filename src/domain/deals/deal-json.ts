@@ -12,6 +12,8 @@ export const iso = (value: Timestamp): string => new Date(value).toISOString();
 const isoOrNull = (value: Timestamp | null): string | null => (value === null ? null : iso(value));
 const ref = (id: number | null, name: string | null) => (id !== null && name !== null ? { id, name } : null);
 
+type Named = { id: number; name: string };
+
 export interface DealSummaryRow {
   id: number;
   title: string;
@@ -26,19 +28,11 @@ export interface DealSummaryRow {
   lost_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
-  owner_id: number | null;
-  owner_name: string | null;
-  created_by_id: number | null;
-  creator_name: string | null;
-  pipeline_id: number;
-  pipeline_name: string;
-  stage_id: number;
-  stage_name: string;
-  stage_type: StageType;
-  stage_position: number;
-  stage_probability: number;
-  source_id: string | null;
-  source_name: string | null;
+  stage: { id: number; name: string; type: StageType; position: number; probability: number } | null;
+  pipeline: Named | null;
+  owner: Named | null;
+  created_by: Named | null;
+  source: { id: string; name: string } | null;
 }
 
 export function toDealSummaryJson(row: DealSummaryRow) {
@@ -49,22 +43,17 @@ export function toDealSummaryJson(row: DealSummaryRow) {
     currency: row.currency.trim(),
     status: row.status,
     closeDate: row.close_date,
-    owner: ref(row.owner_id, row.owner_name),
-    pipeline: { id: row.pipeline_id, name: row.pipeline_name },
-    stage: {
-      id: row.stage_id,
-      name: row.stage_name,
-      type: row.stage_type,
-      position: row.stage_position,
-      probability: row.stage_probability,
-    },
+    owner: row.owner,
+    // Foreign keys guarantee both; the types of a json subquery cannot say so.
+    pipeline: row.pipeline!,
+    stage: row.stage!,
     customFields: row.custom_fields,
-    source: row.source_id !== null && row.source_name !== null ? { id: row.source_id, name: row.source_name } : null,
+    source: row.source,
     lostReason: row.lost_reason,
     stageChangedAt: iso(row.stage_changed_at),
     wonAt: isoOrNull(row.won_at),
     lostAt: isoOrNull(row.lost_at),
-    createdBy: ref(row.created_by_id, row.creator_name),
+    createdBy: row.created_by,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

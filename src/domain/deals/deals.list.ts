@@ -5,7 +5,7 @@ import { ValidationError } from '../../http/errors.js';
 import { can, type Actor } from '../../host/permissions.js';
 import { containsPattern } from '../../host/builtin/paging.js';
 import { visiblePipelineIds } from '../pipelines/pipelines.repository.js';
-import { toDealSummaryJson, type DealSummaryJson, type DealSummaryRow } from './deal-json.js';
+import { toDealSummaryJson, type DealSummaryJson } from './deal-json.js';
 import { dealSummaryQuery } from './deal-view.js';
 
 /**
@@ -173,7 +173,7 @@ export async function listDeals(db: Db, actor: Actor, query: DealListQuery): Pro
     page: query.page,
     limit: query.limit,
     pages: Math.ceil(count.total / query.limit),
-    deals: pageRows.map((row) => toDealSummaryJson(row as DealSummaryRow)),
+    deals: pageRows.map(toDealSummaryJson),
     next: more && last ? encodeCursor({ o: query.orderBy, d: dir, v: last.sort_value, i: last.id }) : null,
   };
 }

@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { pruneInboundRows } from '../src/domain/inbound/inbound.repository.js';
 import { setupApp } from './helpers/app.js';
 import { createSource, INBOUND, receive, signature } from './helpers/inbound.js';
 
@@ -73,5 +75,24 @@ describe('inbound receive: limits and the order of checks', () => {
     vi.setSystemTime(Date.now() + 1000);
     expect((await receive(t, source, body)).statusCode).toBe(200);
     expect((await receive(t, source, '{"title":"Another"}', { 'x-service-signature': signature(source.secret, '{"title":"Another"}') })).statusCode).toBe(200);
+  });
+
+  it('housekeeping keeps the newest 1000 log entries per source and drops replay keys older than 24 h', async () => {
+    const t = await setupApp();
+    const source = await createSource(t);
+    const other = await createSource(t);
+    await sql`insert into inbound_receive_log (source_id, status, outcome) select ${source.id}::uuid, 200, 'created' from generate_series(1, 1010)`.execute(t.db);
+    await sql`insert into inbound_receive_log (source_id, status, outcome) select ${other.id}::uuid, 200, 'created' from generate_series(1, 5)`.execute(t.db);
+    await t.db.insertInto('inbound_idempotency').values([
+      { source_id: source.id, key: 'body:old', created_at: new Date(Date.now() - 25 * 3600_000), status: 200, response: '{}' },
+      { source_id: source.id, key: 'body:fresh', status: 200, response: '{}' },
+    ]).execute();
+    const newest = await t.db.selectFrom('inbound_receive_log').select('id').where('source_id', '=', source.id).orderBy('id', 'desc').limit(1000).execute();
+
+    await pruneInboundRows(t.db, source.id);
+    const kept = await t.db.selectFrom('inbound_receive_log').select('id').where('source_id', '=', source.id).orderBy('id', 'desc').execute();
+    expect(kept).toEqual(newest);
+    expect(await t.db.selectFrom('inbound_receive_log').select('id').where('source_id', '=', other.id).execute()).toHaveLength(5);
+    expect((await t.db.selectFrom('inbound_idempotency').select('key').execute()).map((r) => r.key)).toEqual(['body:fresh']);
   });
 });

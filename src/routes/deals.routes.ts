@@ -37,7 +37,7 @@ export const dealRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =>
         summary: 'List the deals visible to the caller',
         description:
           'Offset pages with `page`, or cursor pages with `after` (the `next` of the previous answer; fast at any depth). ' +
-          '`total` is exact unless `totalApproximate` is true: with `search` or a close-date range the count stops at 10,000.',
+          '`total` is exact unless `totalApproximate` is true: with `search` or a close-date range the count stops at 1,000.',
         querystring: listQuery,
         response: { 200: listResponse },
       },

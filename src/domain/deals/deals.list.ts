@@ -29,7 +29,7 @@ export const ORDER_COLUMNS = {
 } as const;
 
 export type OrderBy = keyof typeof ORDER_COLUMNS;
-export const TOTAL_CAP = 10_000;
+export const TOTAL_CAP = 1_000;
 
 export interface DealListQuery {
   page: number;

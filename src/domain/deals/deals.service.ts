@@ -127,13 +127,16 @@ export async function moveDealStage(
 
 export type InlineField = 'title' | 'amount' | 'currency' | 'closeDate' | 'owner';
 
-const INLINE_PATCH: Record<InlineField, (value: never) => DealUpdateInput> = {
-  title: (value: string) => ({ title: value }),
-  amount: (value: string) => ({ amount: value }),
-  currency: (value: string) => ({ currency: value }),
-  closeDate: (value: string | null) => ({ closeDate: value }),
-  owner: (value: number | null) => ({ ownerId: value }),
-};
+function inlinePatch(field: InlineField, value: string | number | null): DealUpdateInput {
+  switch (field) {
+    case 'owner':
+      return { ownerId: value as number | null };
+    case 'closeDate':
+      return { closeDate: value as string | null };
+    default:
+      return { [field]: value as string };
+  }
+}
 
 const INLINE_VALUE: Record<InlineField, (deal: DealRow) => string | number | null> = {
   title: (deal) => deal.title,
@@ -153,8 +156,7 @@ export async function inlineUpdate(
 ): Promise<string | number | null> {
   return db.transaction().execute(async (trx) => {
     const deal = await lockDealFor(trx, actor, dealId, 'edit');
-    const patch = (INLINE_PATCH[field] as (value: string | number | null) => DealUpdateInput)(value);
-    await patchLockedDeal(trx, actorContext(actor), deal, patch, await apiOptions(trx, actor, 'value'));
+    await patchLockedDeal(trx, actorContext(actor), deal, inlinePatch(field, value), await apiOptions(trx, actor, 'value'));
     return INLINE_VALUE[field]((await findDealRow(trx, dealId))!);
   });
 }

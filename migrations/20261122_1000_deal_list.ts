@@ -8,6 +8,10 @@ import { sql, type Kysely } from 'kysely';
  *   status/owner-filtered list (visibility and view-own included) is a sum over
  *   a few hundred rows instead of count(*) over a million. owner_id and
  *   created_by_id use 0 for "none" so they can be part of the primary key.
+ *   Each bucket is split into COUNTER_SHARDS rows chosen by the writing
+ *   backend, so concurrent transactions adding deals to the same bucket (every
+ *   inbound receive lands in one pipeline's first stage) do not queue on one
+ *   row lock until commit; readers sum the shards.
  *   Inserts and deletes are counted per statement (bulk loads stay cheap);
  *   updates per row, only when a counted column changes, touching the two
  *   counter rows in key order so concurrent moves cannot deadlock on them.
@@ -22,32 +26,33 @@ export async function up(db: Kysely<any>): Promise<void> {
       status text not null,
       owner_id integer not null,
       created_by_id integer not null,
+      shard smallint not null default 0,
       deals bigint not null,
-      primary key (pipeline_id, stage_id, status, owner_id, created_by_id)
+      primary key (pipeline_id, stage_id, status, owner_id, created_by_id, shard)
     );
 
     create function deal_counters_add_statement() returns trigger language plpgsql as $$
     begin
-      insert into deal_counters as c (pipeline_id, stage_id, status, owner_id, created_by_id, deals)
-      select pipeline_id, stage_id, status, coalesce(owner_id, 0), coalesce(created_by_id, 0),
+      insert into deal_counters as c (pipeline_id, stage_id, status, owner_id, created_by_id, shard, deals)
+      select pipeline_id, stage_id, status, coalesce(owner_id, 0), coalesce(created_by_id, 0), pg_backend_pid() % 32,
              case when tg_op = 'INSERT' then count(*) else -count(*) end
       from changed_rows
       group by 1, 2, 3, 4, 5
       order by 1, 2, 3, 4, 5
-      on conflict (pipeline_id, stage_id, status, owner_id, created_by_id)
+      on conflict (pipeline_id, stage_id, status, owner_id, created_by_id, shard)
       do update set deals = c.deals + excluded.deals;
       return null;
     end $$;
 
     create function deal_counters_move_row() returns trigger language plpgsql as $$
     begin
-      insert into deal_counters as c (pipeline_id, stage_id, status, owner_id, created_by_id, deals)
-      select * from (values
+      insert into deal_counters as c (pipeline_id, stage_id, status, owner_id, created_by_id, shard, deals)
+      select pipeline_id, stage_id, status, owner_id, created_by_id, (pg_backend_pid() % 32)::smallint, deals from (values
         (old.pipeline_id, old.stage_id, old.status, coalesce(old.owner_id, 0), coalesce(old.created_by_id, 0), -1::bigint),
         (new.pipeline_id, new.stage_id, new.status, coalesce(new.owner_id, 0), coalesce(new.created_by_id, 0), 1::bigint)
       ) as moved (pipeline_id, stage_id, status, owner_id, created_by_id, deals)
       order by 1, 2, 3, 4, 5
-      on conflict (pipeline_id, stage_id, status, owner_id, created_by_id)
+      on conflict (pipeline_id, stage_id, status, owner_id, created_by_id, shard)
       do update set deals = c.deals + excluded.deals;
       return null;
     end $$;

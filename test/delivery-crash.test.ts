@@ -65,7 +65,7 @@ describe('worker lifecycle', () => {
 
       // The dead worker still holds the lock; no attempt was recorded.
       const [job] = await queued(t);
-      expect(job).toMatchObject({ task_identifier: 'deliver_attempt' });
+      expect(job).toMatchObject({ task_identifier: 'deliver_event' });
       expect(job!.locked_at).not.toBeNull();
       expect(await t.db.selectFrom('webhook_attempts').select('id').execute()).toHaveLength(0);
 

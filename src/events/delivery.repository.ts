@@ -1,54 +1,61 @@
-import { sql } from 'kysely';
-import type { Executor } from '../db/database.js';
+import { sql, type RawBuilder } from 'kysely';
+import type { Database, Executor } from '../db/database.js';
 
 /**
  * The worker's side of the delivery tables: fan an event out into delivery
- * rows (each with its own keyed job, so retries are per target), load one
- * delivery for an attempt, and record what happened. Job and rows are written
- * in one statement or transaction, so neither exists without the other.
+ * rows, load one delivery for an attempt, and record what happened. The first
+ * attempt of each delivery is made by the fan-out job itself (one job per
+ * event); a failed delivery gets its own keyed retry job, so retries are per
+ * target. A retry job and the row saying it is due are written together.
  */
 
 export const DELIVER_ATTEMPT_TASK = 'deliver_attempt';
 
 const jobKey = (deliveryId: number) => `delivery:${deliveryId}`;
 
-/** One job per new delivery, keyed so that a later schedule replaces a pending one. */
-const queueInserted = sql`
-  jobs as (
-    select job.id
-    from (select array_agg(row(${DELIVER_ATTEMPT_TASK}, json_build_object('deliveryId', id), null, null, null,
-                 'delivery:' || id, null, null)::graphile_worker.job_spec) as specs
-          from inserted having count(*) > 0) as batch,
-         lateral graphile_worker.add_jobs(batch.specs) as job
-  )`;
+/** What the once-per-delivery statements run on. */
+export type HotPath = Pick<Database, 'db' | 'pool'>;
 
-/** Builtin mode: a delivery for every enabled subscription that selected the event. Returns how many. */
-export async function fanOutToSubscriptions(db: Executor, eventId: string): Promise<number> {
-  const { rows } = await sql<{ count: number }>`
-    with inserted as (
-      insert into webhook_deliveries (subscription_id, event_id, event)
-      select s.id, o.id, o.event
-      from event_outbox o
-      join webhook_subscriptions s on s.enabled and o.event = any (s.events)
-      where o.id = ${eventId}
-      on conflict do nothing
-      returning id
-    ), ${queueInserted}
-    select count(*)::int as count from jobs`.execute(db);
-  return rows[0]?.count ?? 0;
+/**
+ * The statements run for every delivery are prepared once per connection:
+ * planning them costs PostgreSQL more than running them.
+ */
+async function prepared<R>(database: HotPath, name: string, query: RawBuilder<R>): Promise<R[]> {
+  const compiled = query.compile(database.db);
+  const result = await database.pool.query({ name, text: compiled.sql, values: [...compiled.parameters] });
+  return result.rows as R[];
 }
 
-/** Forward mode: one delivery to the host's dispatcher. */
-export async function queueForward(db: Executor, eventId: string): Promise<number> {
-  const { rows } = await sql<{ count: number }>`
+/**
+ * Makes the event's deliveries (builtin: one per enabled subscription that
+ * selected it; forward: one with no subscription) and returns every delivery of
+ * the event that was never attempted: the new ones, plus any an interrupted
+ * run of this job left behind. One statement.
+ */
+export function fanOut(database: HotPath, eventId: string, mode: 'builtin' | 'forward'): Promise<DeliveryToAttempt[]> {
+  const targets =
+    mode === 'forward'
+      ? sql`select null::integer, o.id, o.event from event_outbox o where o.id = ${eventId}`
+      : sql`select s.id, o.id, o.event from event_outbox o
+            join webhook_subscriptions s on s.enabled and o.event = any (s.events) where o.id = ${eventId}`;
+  return prepared(database, `outbound_fan_out_${mode}`, sql<DeliveryToAttempt>`
     with inserted as (
-      insert into webhook_deliveries (subscription_id, event_id, event)
-      select null, o.id, o.event from event_outbox o where o.id = ${eventId}
+      insert into webhook_deliveries (subscription_id, event_id, event) ${targets}
       on conflict do nothing
-      returning id
-    ), ${queueInserted}
-    select count(*)::int as count from jobs`.execute(db);
-  return rows[0]?.count ?? 0;
+      returning id, subscription_id, event_id
+    ), fresh as (
+      select id, subscription_id, event_id from inserted
+      union all -- the statement's snapshot does not see the inserted rows: no duplicates
+      select id, subscription_id, event_id from webhook_deliveries
+      where event_id = ${eventId} and status = 'pending' and attempt_count = 0
+    )
+    select f.id, f.subscription_id, f.event_id, 'pending' as status, 0 as attempt_count, 0 as cycle_failures, true as due,
+           s.url, s.enabled, s.secret_encrypted,
+           case when s.previous_secret_expires_at > now() then s.previous_secret_encrypted end as previous_secret_encrypted,
+           o.payload
+    from fresh f
+    join event_outbox o on o.id = f.event_id
+    left join webhook_subscriptions s on s.id = f.subscription_id`);
 }
 
 /** A delivery of one event to one subscription (the test event); queued at once. */
@@ -122,8 +129,8 @@ export interface AttemptRecord {
 const ms = (value: number) => sql`(${value}::double precision * interval '1 millisecond')`;
 
 /** Success: one statement, and the subscription's failing streak ends. */
-export async function recordSuccess(db: Executor, delivery: DeliveryToAttempt, attempt: AttemptRecord): Promise<void> {
-  await sql`
+export async function recordSuccess(database: HotPath, delivery: DeliveryToAttempt, attempt: AttemptRecord): Promise<void> {
+  await prepared(database, 'outbound_record_success', sql`
     with attempt as (
       insert into webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
       values (${delivery.id}, ${attempt.attemptedAt}, ${attempt.statusCode}, ${attempt.durationMs}, ${attempt.responseBody}, null)
@@ -133,7 +140,7 @@ export async function recordSuccess(db: Executor, delivery: DeliveryToAttempt, a
     update webhook_deliveries
     set status = 'succeeded', attempt_count = attempt_count + 1, last_status_code = ${attempt.statusCode}, last_error = null,
         next_attempt_at = null, delivered_at = ${attempt.attemptedAt}, updated_at = now()
-    where id = ${delivery.id}`.execute(db);
+    where id = ${delivery.id}`);
 }
 
 export interface FailureOutcome {

@@ -1,15 +1,14 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { open } from '../crypto/secret-box.js';
-import type { Db } from '../db/database.js';
 import {
   abandon,
-  fanOutToSubscriptions,
+  fanOut,
   loadDelivery,
-  queueForward,
   recordFailure,
   recordSuccess,
   type DeliveryToAttempt,
+  type HotPath,
 } from './delivery.repository.js';
 import { postJson } from './http-post.js';
 import { retryDelay, type RetryPolicy } from './retry-policy.js';
@@ -19,7 +18,9 @@ import { targetAgents, type TargetAgents } from './ssrf.js';
 /**
  * What the worker's tasks do. `deliverEvent` turns one outbox event into
  * deliveries (one per subscription in builtin mode, one to the host in forward
- * mode); `attempt` makes one HTTP attempt of one delivery and records it.
+ * mode) and makes their first attempts, side by side; `attempt` is a retry (or
+ * a manual redelivery, or a test event) of one delivery. Each attempt is
+ * recorded; a failure schedules that delivery's own retry job.
  */
 
 export type DispatcherConfig = Pick<
@@ -39,7 +40,8 @@ interface Target {
   agents: TargetAgents;
 }
 
-export function createDispatcher(db: Db, config: DispatcherConfig, policy: RetryPolicy, logger: Logger): Dispatcher {
+export function createDispatcher(database: HotPath, config: DispatcherConfig, policy: RetryPolicy, logger: Logger): Dispatcher {
+  const { db } = database;
   const sockets = Math.max(config.WORKER_CONCURRENCY, 8);
   // Subscriber URLs go through the SSRF filter; the host's own dispatcher is operator configuration.
   const subscriberAgents = targetAgents(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, sockets);
@@ -57,50 +59,57 @@ export function createDispatcher(db: Db, config: DispatcherConfig, policy: Retry
     return { url: delivery.url, secrets, agents: subscriberAgents };
   }
 
+  async function attemptDelivery(delivery: DeliveryToAttempt): Promise<void> {
+    const target = targetOf(delivery);
+    if (typeof target === 'string') {
+      await abandon(db, delivery.id, target);
+      return;
+    }
+
+    const body = JSON.stringify(delivery.payload);
+    const attemptedAt = new Date();
+    const headers = signedHeaders(target.secrets, delivery.event_id, Math.floor(attemptedAt.getTime() / 1000), body);
+    const result = await postJson({
+      url: target.url,
+      headers,
+      body,
+      timeoutMs: policy.timeoutMs,
+      agents: target.agents,
+      responseLimit: policy.responseLimit,
+    });
+    const attempt = { attemptedAt, ...result };
+
+    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) {
+      await recordSuccess(database, delivery, attempt);
+      return;
+    }
+    const outcome = await db.transaction().execute((trx) =>
+      recordFailure(trx, delivery, attempt, {
+        gone: result.statusCode === 410,
+        delayMs: retryDelay(policy, delivery.cycle_failures + 1, result.retryAfterMs),
+        retryWindowMs: policy.retryWindowMs,
+        disableAfterMs: policy.disableAfterMs,
+      }),
+    );
+    const log = { deliveryId: delivery.id, eventId: delivery.event_id, subscriptionId: delivery.subscription_id, status: result.statusCode };
+    if (outcome.disabledReason) logger.warn({ ...log, reason: outcome.disabledReason }, 'webhook subscription disabled');
+    else if (outcome.status === 'failed') logger.warn({ ...log, error: result.error }, 'webhook delivery gave up');
+    else logger.debug({ ...log, error: result.error, nextAttemptAt: outcome.nextAttemptAt }, 'webhook delivery failed, will retry');
+  }
+
   return {
     async deliverEvent(eventId) {
-      const queued = config.WEBHOOK_MODE === 'forward' ? await queueForward(db, eventId) : await fanOutToSubscriptions(db, eventId);
-      logger.debug({ eventId, deliveries: queued }, 'event fanned out');
+      const deliveries = await fanOut(database, eventId, config.WEBHOOK_MODE);
+      // Every attempt finishes (and is recorded) before a database error fails the job.
+      const results = await Promise.allSettled(deliveries.map(attemptDelivery));
+      const failure = results.find((result) => result.status === 'rejected');
+      if (failure) throw failure.reason;
     },
 
     async attempt(deliveryId) {
       const delivery = await loadDelivery(db, deliveryId);
       if (!delivery || delivery.status !== 'pending' || !delivery.due) return;
-      const target = targetOf(delivery);
-      if (typeof target === 'string') {
-        await abandon(db, delivery.id, target);
-        return;
-      }
-
-      const body = JSON.stringify(delivery.payload);
-      const attemptedAt = new Date();
-      const headers = signedHeaders(target.secrets, delivery.event_id, Math.floor(attemptedAt.getTime() / 1000), body);
-      const result = await postJson({
-        url: target.url,
-        headers,
-        body,
-        timeoutMs: policy.timeoutMs,
-        agents: target.agents,
-        responseLimit: policy.responseLimit,
-      });
-      const attempt = { attemptedAt, ...result };
-
-      if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) {
-        await recordSuccess(db, delivery, attempt);
-        return;
-      }
-      const outcome = await db.transaction().execute((trx) =>
-        recordFailure(trx, delivery, attempt, {
-          gone: result.statusCode === 410,
-          delayMs: retryDelay(policy, delivery.cycle_failures + 1, result.retryAfterMs),
-          retryWindowMs: policy.retryWindowMs,
-          disableAfterMs: policy.disableAfterMs,
-        }),
-      );
-      const log = { deliveryId, eventId: delivery.event_id, subscriptionId: delivery.subscription_id, status: result.statusCode };
-      if (outcome.disabledReason) logger.warn({ ...log, reason: outcome.disabledReason }, 'webhook subscription disabled');
-      else if (outcome.status === 'failed') logger.warn({ ...log, error: result.error }, 'webhook delivery gave up');
-      else logger.debug({ ...log, error: result.error, nextAttemptAt: outcome.nextAttemptAt }, 'webhook delivery failed, will retry');
+      await attemptDelivery(delivery);
     },
 
     close() {

@@ -36,6 +36,19 @@ export interface DeliveryWorker {
   stop(): Promise<void>;
 }
 
+/**
+ * The worker's own connections commit without waiting for the WAL flush. Safe
+ * for at-least-once: a database crash can only lose the newest commits, and the
+ * job's completion is always committed after the rows it depends on, so what is
+ * lost is redone (a delivery sent again), never skipped.
+ */
+function withAsyncCommit(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  const options = url.searchParams.get('options');
+  url.searchParams.set('options', `${options ? `${options} ` : ''}-c synchronous_commit=off`);
+  return url.toString();
+}
+
 function idOf(payload: unknown, key: string): unknown {
   return payload && typeof payload === 'object' ? (payload as Record<string, unknown>)[key] : undefined;
 }
@@ -45,8 +58,8 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
   const logger = options.logger.child({ component: 'worker' });
   const policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
   const concurrency = config.WORKER_CONCURRENCY;
-  const database = createDatabase(options.databaseUrl, { max: concurrency + 4 });
-  const dispatcher = createDispatcher(database.db, config, policy, logger);
+  const database = createDatabase(withAsyncCommit(options.databaseUrl), { max: concurrency + 4 });
+  const dispatcher = createDispatcher(database, config, policy, logger);
 
   const runner = await run({
     pgPool: database.pool,

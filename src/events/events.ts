@@ -4,7 +4,7 @@ import type { Trx } from '../db/database.js';
 import { formatMoney } from '../domain/money.js';
 
 /**
- * The only writer of events. A service calls `recordDealEvent` inside its
+ * The only writer of events. A service calls `recordDealEvent(s)` inside its
  * transaction: the payload is built from the deal as it stands in that
  * transaction, stored in `event_outbox`, and a delivery job is queued with
  * graphile_worker.add_job, so a rolled-back change emits nothing and a committed
@@ -70,31 +70,24 @@ export interface EventPayload extends EventExtras {
   changed_by: ChangedBy;
 }
 
-/** The deal as payloads show it, read inside the caller's transaction. */
-export async function dealSnapshot(trx: Trx, dealId: number): Promise<DealSnapshot | undefined> {
-  const row = await trx
-    .selectFrom('deals')
-    .innerJoin('stages', 'stages.id', 'deals.stage_id')
-    .innerJoin('pipelines', 'pipelines.id', 'deals.pipeline_id')
-    .leftJoin('users', 'users.id', 'deals.owner_id')
-    .select([
-      'deals.id',
-      'deals.title',
-      'deals.amount',
-      'deals.currency',
-      'deals.status',
-      'deals.close_date',
-      'stages.id as stage_id',
-      'stages.name as stage_name',
-      'stages.type as stage_type',
-      'pipelines.id as pipeline_id',
-      'pipelines.name as pipeline_name',
-      'users.id as owner_id',
-      'users.name as owner_name',
-    ])
-    .where('deals.id', '=', dealId)
-    .executeTakeFirst();
-  if (!row) return undefined;
+interface SnapshotRow {
+  id: number;
+  event_sequence: number;
+  title: string;
+  amount: string;
+  currency: string;
+  status: string;
+  close_date: string | null;
+  stage_id: number;
+  stage_name: string;
+  stage_type: StageRef['type'];
+  pipeline_id: number;
+  pipeline_name: string;
+  owner_id: number | null;
+  owner_name: string | null;
+}
+
+function toSnapshot(row: SnapshotRow): DealSnapshot {
   return {
     id: row.id,
     title: row.title,
@@ -115,40 +108,80 @@ export interface RecordOptions {
   extras?: EventExtras;
 }
 
-/** Records one event of a deal that still exists (record `service.deal.deleted` before deleting). */
-export async function recordDealEvent(trx: Trx, options: RecordOptions): Promise<EventPayload> {
-  // Per-deal sequence; the update also locks the deal row, so numbers never repeat.
-  const sequenced = await trx
-    .updateTable('deals')
-    .set((eb) => ({ event_sequence: eb('event_sequence', '+', 1) }))
-    .where('id', '=', options.dealId)
-    .returning('event_sequence')
-    .executeTakeFirst();
-  const snapshot = sequenced && (await dealSnapshot(trx, options.dealId));
-  if (!sequenced || !snapshot) throw new Error(`cannot record ${options.event}: deal ${options.dealId} does not exist`);
-  const sequence = sequenced.event_sequence;
+/**
+ * Records events of deals that still exist (record `service.deal.deleted`
+ * before deleting), in two statements however many there are:
+ *
+ * 1. each deal's sequence is raised by its number of events and, from the same
+ *    UPDATE ... RETURNING, the deal is read as payloads show it (the row lock
+ *    taken here also keeps sequence numbers from repeating);
+ * 2. the outbox rows are inserted and a delivery job queued for each.
+ *
+ * Events of one deal get consecutive sequence numbers in the order given.
+ */
+export async function recordDealEvents(trx: Trx, events: readonly RecordOptions[]): Promise<EventPayload[]> {
+  if (events.length === 0) return [];
+  const perDeal = new Map<number, number>();
+  for (const event of events) perDeal.set(event.dealId, (perDeal.get(event.dealId) ?? 0) + 1);
+  const dealIds = [...perDeal.keys()].sort((a, b) => a - b);
 
-  const payload: EventPayload = {
-    id: randomUUID(),
-    event: options.event,
-    timestamp: new Date().toISOString(),
-    sequence,
-    deal: snapshot,
-    changed_by: options.changedBy,
-    ...options.extras,
-  };
+  const { rows } = await sql<SnapshotRow>`
+    with bumped as (
+      update deals set event_sequence = deals.event_sequence + raise.n
+      from unnest(${dealIds}::int[], ${dealIds.map((id) => perDeal.get(id)!)}::int[]) as raise (id, n)
+      where deals.id = raise.id
+      returning deals.id, deals.event_sequence, deals.title, deals.amount, deals.currency, deals.status,
+        deals.close_date, deals.stage_id, deals.pipeline_id, deals.owner_id
+    )
+    select bumped.*, stages.name as stage_name, stages.type as stage_type, pipelines.name as pipeline_name,
+      users.name as owner_name
+    from bumped
+    join stages on stages.id = bumped.stage_id
+    join pipelines on pipelines.id = bumped.pipeline_id
+    left join users on users.id = bumped.owner_id`.execute(trx);
+
+  const next = new Map<number, { row: SnapshotRow; snapshot: DealSnapshot; sequence: number }>();
+  for (const row of rows) next.set(row.id, { row, snapshot: toSnapshot(row), sequence: row.event_sequence - perDeal.get(row.id)! });
+
+  const timestamp = new Date().toISOString();
+  const payloads = events.map((event): EventPayload => {
+    const deal = next.get(event.dealId);
+    if (!deal) throw new Error(`cannot record ${event.event}: deal ${event.dealId} does not exist`);
+    deal.sequence += 1;
+    return {
+      id: randomUUID(),
+      event: event.event,
+      timestamp,
+      sequence: deal.sequence,
+      deal: deal.snapshot,
+      changed_by: event.changedBy,
+      ...event.extras,
+    };
+  });
+
   await trx
-    .insertInto('event_outbox')
-    .values({
-      id: payload.id,
-      event: payload.event,
-      deal_id: options.dealId,
-      sequence,
-      payload: JSON.stringify(payload),
-    })
+    .with('stored', (db) =>
+      db
+        .insertInto('event_outbox')
+        .values(
+          payloads.map((payload) => ({
+            id: payload.id,
+            event: payload.event,
+            deal_id: payload.deal.id,
+            sequence: payload.sequence,
+            payload: JSON.stringify(payload),
+          })),
+        )
+        .returning('id'),
+    )
+    .selectFrom('stored')
+    .select(sql`graphile_worker.add_job(${DELIVER_EVENT_TASK}, json_build_object('eventId', stored.id::text))`.as('job'))
     .execute();
-  await sql`select graphile_worker.add_job(${DELIVER_EVENT_TASK}, json_build_object('eventId', ${payload.id}::text))`.execute(
-    trx,
-  );
-  return payload;
+  return payloads;
+}
+
+/** Records one event; see recordDealEvents. */
+export async function recordDealEvent(trx: Trx, event: RecordOptions): Promise<EventPayload> {
+  const [payload] = await recordDealEvents(trx, [event]);
+  return payload!;
 }

@@ -10,49 +10,28 @@ export interface MemberRow {
   is_primary: boolean;
 }
 
-export function findMember(db: Executor, dealId: number, contactId: number): Promise<MemberRow | undefined> {
-  return db
-    .selectFrom('deal_contacts')
-    .select(['deal_id', 'contact_id', 'role', 'is_primary'])
-    .where('deal_id', '=', dealId)
-    .where('contact_id', '=', contactId)
-    .executeTakeFirst();
+/** Every member of these deals. */
+export function membersOf(db: Executor, dealIds: number[]): Promise<MemberRow[]> {
+  return db.selectFrom('deal_contacts').select(['deal_id', 'contact_id', 'role', 'is_primary']).where('deal_id', 'in', dealIds).execute();
 }
 
-export async function hasPrimary(db: Executor, dealId: number): Promise<boolean> {
-  const row = await db
-    .selectFrom('deal_contacts')
-    .select('contact_id')
-    .where('deal_id', '=', dealId)
-    .where('is_primary', '=', true)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-/** Demotes the current primary (if another contact) so a new one can take its place. */
-export async function clearPrimary(trx: Trx, dealId: number, exceptContactId: number): Promise<void> {
+export async function demotePrimaries(trx: Trx, members: { dealId: number; contactId: number }[]): Promise<void> {
+  if (members.length === 0) return;
   await trx
     .updateTable('deal_contacts')
     .set({ is_primary: false })
-    .where('deal_id', '=', dealId)
-    .where('is_primary', '=', true)
-    .where('contact_id', '!=', exceptContactId)
+    .where((eb) => eb.or(members.map((m) => eb.and([eb('deal_id', '=', m.dealId), eb('contact_id', '=', m.contactId)]))))
     .execute();
 }
 
-export async function upsertMember(
-  trx: Trx,
-  member: { dealId: number; contactId: number; role: string | null | undefined; isPrimary: boolean },
-): Promise<void> {
+/** Writes members with their final role and primary flag (one row per deal and contact). */
+export async function upsertMembers(trx: Trx, members: MemberRow[]): Promise<void> {
+  if (members.length === 0) return;
   await trx
     .insertInto('deal_contacts')
-    .values({ deal_id: member.dealId, contact_id: member.contactId, role: member.role ?? null, is_primary: member.isPrimary })
+    .values(members.map((m) => ({ deal_id: m.deal_id, contact_id: m.contact_id, role: m.role, is_primary: m.is_primary })))
     .onConflict((oc) =>
-      oc.columns(['deal_id', 'contact_id']).doUpdateSet((eb) => ({
-        // An absent role keeps the one on file; null or '' clears it.
-        role: member.role === undefined ? eb.ref('deal_contacts.role') : eb.ref('excluded.role'),
-        is_primary: eb.ref('excluded.is_primary'),
-      })),
+      oc.columns(['deal_id', 'contact_id']).doUpdateSet((eb) => ({ role: eb.ref('excluded.role'), is_primary: eb.ref('excluded.is_primary') })),
     )
     .execute();
 }

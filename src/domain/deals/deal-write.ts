@@ -1,10 +1,10 @@
 import type { Trx } from '../../db/database.js';
-import { recordDealEvent } from '../../events/events.js';
+import { recordDealEvent, recordDealEvents } from '../../events/events.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { formatMoney } from '../money.js';
 import {
   findActiveUser,
-  insertDeal,
+  insertDeals,
   insertStageHistory,
   lockDeal,
   updateDealFields,
@@ -13,6 +13,7 @@ import {
 } from './deals.repository.js';
 import type { DealCreateInput, DealUpdateInput, DealWriteContext } from './deals.service.js';
 import { DEAL_FIELD_NAMES, moveLockedDeal, resolveStage, type PipelineScope, type PlacementNames } from './stage-move.js';
+import type { StageRow } from '../pipelines/pipelines.repository.js';
 
 /**
  * The write rules of a deal, inside the caller's transaction: reference
@@ -42,28 +43,65 @@ async function assertUser(trx: Trx, id: number | null | undefined, name: string)
 
 const sourceExtra = (ctx: DealWriteContext) => (ctx.source ? { source: ctx.source } : {});
 
-export async function createDeal(trx: Trx, ctx: DealWriteContext, input: DealCreateInput, options: WriteOptions): Promise<{ id: number }> {
-  const stage = await resolveStage(trx, input, options.names, options.scope);
-  const ownerId = input.ownerId === undefined ? ctx.changedBy.id : input.ownerId;
-  await assertUser(trx, ownerId, options.names.owner);
-  const { id, stage_changed_at } = await insertDeal(trx, {
-    title: input.title,
-    amount: input.amount ?? '0',
-    currency: input.currency ?? defaultCurrency,
-    pipeline_id: stage.pipeline_id,
-    stage_id: stage.id,
-    status: stage.type,
-    close_date: input.closeDate ?? null,
-    owner_id: ownerId,
-    created_by_id: input.createdById === undefined ? ctx.changedBy.id : input.createdById,
-    custom_fields: input.customFields ?? {},
-    source_id: input.sourceId ?? null,
-    external_id: input.externalId ?? null,
-  });
+export interface NewDealItem {
+  ctx: DealWriteContext;
+  input: DealCreateInput;
+}
+
+/**
+ * Creates deals in one go: each placement and owner is checked once however
+ * many deals share it, then the rows, their first history entries and their
+ * `service.deal.created` events are each written in one statement. A single
+ * create is a batch of one.
+ */
+export async function createDeals(trx: Trx, items: NewDealItem[], options: WriteOptions): Promise<{ id: number }[]> {
+  if (items.length === 0) return [];
+  const stages = new Map<string, StageRow>();
+  const owners = new Set<number>();
+  const placed: (NewDealItem & { stage: StageRow; ownerId: number | null })[] = [];
+  for (const { ctx, input } of items) {
+    const placement = `${input.pipelineId ?? ''}:${input.stageId ?? ''}`;
+    if (!stages.has(placement)) stages.set(placement, await resolveStage(trx, input, options.names, options.scope));
+    const ownerId = input.ownerId === undefined ? ctx.changedBy.id : input.ownerId;
+    if (ownerId !== null && !owners.has(ownerId)) {
+      await assertUser(trx, ownerId, options.names.owner);
+      owners.add(ownerId);
+    }
+    placed.push({ ctx, input, stage: stages.get(placement)!, ownerId });
+  }
+
+  const rows = await insertDeals(
+    trx,
+    placed.map(({ ctx, input, stage, ownerId }) => ({
+      title: input.title,
+      amount: input.amount ?? '0',
+      currency: input.currency ?? defaultCurrency,
+      pipeline_id: stage.pipeline_id,
+      stage_id: stage.id,
+      status: stage.type,
+      close_date: input.closeDate ?? null,
+      owner_id: ownerId,
+      created_by_id: input.createdById === undefined ? ctx.changedBy.id : input.createdById,
+      custom_fields: input.customFields ?? {},
+      source_id: input.sourceId ?? null,
+      external_id: input.externalId ?? null,
+    })),
+  );
   // The chain of stage history starts at creation, so the time spent in the first stage is known.
-  await insertStageHistory(trx, { dealId: id, fromStageId: null, toStageId: stage.id, changedBy: ctx.changedBy, at: stage_changed_at });
-  await recordDealEvent(trx, { event: 'service.deal.created', dealId: id, changedBy: ctx.changedBy, extras: sourceExtra(ctx) });
-  return { id };
+  await insertStageHistory(
+    trx,
+    rows.map((row, i) => ({ dealId: row.id, fromStageId: null, toStageId: placed[i]!.stage.id, changedBy: placed[i]!.ctx.changedBy, at: row.stage_changed_at })),
+  );
+  await recordDealEvents(
+    trx,
+    rows.map((row, i) => ({ event: 'service.deal.created', dealId: row.id, changedBy: placed[i]!.ctx.changedBy, extras: sourceExtra(placed[i]!.ctx) })),
+  );
+  return rows.map((row) => ({ id: row.id }));
+}
+
+export async function createDeal(trx: Trx, ctx: DealWriteContext, input: DealCreateInput, options: WriteOptions): Promise<{ id: number }> {
+  const [created] = await createDeals(trx, [{ ctx, input }], options);
+  return created!;
 }
 
 type Changes = Record<string, { from: unknown; to: unknown }>;

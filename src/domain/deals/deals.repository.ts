@@ -39,6 +39,12 @@ export function lockDeal(trx: Trx, id: number): Promise<DealRow | undefined> {
   return trx.selectFrom('deals').select(dealColumns).where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
+/** Locks several deals in id order (so two batches never wait on each other crosswise); returns the ids found. */
+export async function lockDeals(trx: Trx, ids: number[]): Promise<number[]> {
+  const rows = await trx.selectFrom('deals').select('id').where('id', 'in', ids).orderBy('id').forUpdate().execute();
+  return rows.map((row) => row.id);
+}
+
 export function findDealRow(db: Executor, id: number): Promise<DealRow | undefined> {
   return db.selectFrom('deals').select(dealColumns).where('id', '=', id).executeTakeFirst();
 }
@@ -58,17 +64,20 @@ export interface NewDeal {
   external_id: string | null;
 }
 
-export async function insertDeal(trx: Trx, deal: NewDeal): Promise<{ id: number; stage_changed_at: Date }> {
+/** Inserts deals in one statement; PostgreSQL returns the rows in the order of the VALUES list. */
+export function insertDeals(trx: Trx, deals: NewDeal[]): Promise<{ id: number; stage_changed_at: Date }[]> {
   return trx
     .insertInto('deals')
-    .values({
-      ...deal,
-      custom_fields: JSON.stringify(deal.custom_fields),
-      won_at: deal.status === 'won' ? sql<Date>`now()` : null,
-      lost_at: deal.status === 'lost' ? sql<Date>`now()` : null,
-    })
+    .values(
+      deals.map((deal) => ({
+        ...deal,
+        custom_fields: JSON.stringify(deal.custom_fields),
+        won_at: deal.status === 'won' ? sql<Date>`now()` : null,
+        lost_at: deal.status === 'lost' ? sql<Date>`now()` : null,
+      })),
+    )
     .returning(['id', 'stage_changed_at'])
-    .executeTakeFirstOrThrow();
+    .execute();
 }
 
 export interface DealFieldValues {
@@ -126,20 +135,27 @@ export async function deleteDealRow(trx: Trx, id: number): Promise<void> {
   await trx.deleteFrom('deals').where('id', '=', id).execute();
 }
 
-export async function insertStageHistory(
-  trx: Trx,
-  entry: { dealId: number; fromStageId: number | null; toStageId: number; changedBy: { id: number | null; name: string }; at: Date },
-): Promise<void> {
+export interface StageHistoryEntry {
+  dealId: number;
+  fromStageId: number | null;
+  toStageId: number;
+  changedBy: { id: number | null; name: string };
+  at: Date;
+}
+
+export async function insertStageHistory(trx: Trx, entries: StageHistoryEntry[]): Promise<void> {
   await trx
     .insertInto('deal_stage_history')
-    .values({
-      deal_id: entry.dealId,
-      from_stage_id: entry.fromStageId,
-      to_stage_id: entry.toStageId,
-      changed_by_id: entry.changedBy.id,
-      changed_by_name: entry.changedBy.name,
-      changed_at: entry.at,
-    })
+    .values(
+      entries.map((entry) => ({
+        deal_id: entry.dealId,
+        from_stage_id: entry.fromStageId,
+        to_stage_id: entry.toStageId,
+        changed_by_id: entry.changedBy.id,
+        changed_by_name: entry.changedBy.name,
+        changed_at: entry.at,
+      })),
+    )
     .execute();
 }
 

@@ -71,7 +71,7 @@ export async function moveLockedDeal(
   if (target.id === deal.stage_id) return false;
   const previous = await findStage(trx, deal.stage_id);
   const at = await setDealStage(trx, deal.id, target, lostReason);
-  await insertStageHistory(trx, { dealId: deal.id, fromStageId: deal.stage_id, toStageId: target.id, changedBy: ctx.changedBy, at });
+  await insertStageHistory(trx, [{ dealId: deal.id, fromStageId: deal.stage_id, toStageId: target.id, changedBy: ctx.changedBy, at }]);
 
   const extras = { previous_stage: previous ? stageRef(previous) : null, ...(ctx.source ? { source: ctx.source } : {}) };
   await recordDealEvent(trx, { event: 'deal.stage_changed', dealId: deal.id, changedBy: ctx.changedBy, extras });

@@ -12,8 +12,8 @@ export interface ContactRow {
 
 export const contactColumns = ['id', 'email', 'first_name', 'last_name', 'company'] as const;
 
-export function findContact(db: Executor, id: number): Promise<ContactRow | undefined> {
-  return db.selectFrom('contacts').select(contactColumns).where('id', '=', id).executeTakeFirst();
+export function findContacts(db: Executor, ids: number[]): Promise<ContactRow[]> {
+  return db.selectFrom('contacts').select(contactColumns).where('id', 'in', ids).execute();
 }
 
 export function findContactByEmail(db: Executor, email: string): Promise<ContactRow | undefined> {

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { EVENT_NAMES, recordDealEvent, type EventPayload } from '../src/events/events.js';
 import { setupApp, type TestContext } from './helpers/app.js';
+import { defaultPipeline } from './helpers/factories.js';
 import {
   insertDeal,
   recordEvent,
@@ -102,6 +103,34 @@ describe('outbound delivery (builtin mode)', () => {
     expect(receiver.received.map((r) => r.json.id)).toEqual([committed.id]);
     expect(await t.db.selectFrom('event_outbox').select('id').where('id', '=', rolledBack!.id).execute()).toHaveLength(0);
     expect(committed.sequence).toBe(1);
+  });
+});
+
+describe('through the deals API', () => {
+  it('a create, a move to Won and a delete reach the receiver with their extras, in sequence order', async () => {
+    const t = await setupApp();
+    const receiver = await startReceiver();
+    const webhook = await subscribe(t, receiver.url);
+    await startTestWorker(t);
+    const created = await t.call({ method: 'POST', url: '/service/deals/new', payload: { deal: { title: 'Acme renewal', amount: 1500.5 } } });
+    expect(created.statusCode).toBe(200);
+    const deal = created.json().deal;
+    const won = (await defaultPipeline(t.db)).stages.find((stage) => stage.type === 'won')!;
+    expect((await t.call({ method: 'POST', url: `/service/${deal.id}/stage`, payload: { stage_id: won.id } })).statusCode).toBe(200);
+    expect((await t.call({ method: 'DELETE', url: `/service/${deal.id}` })).statusCode).toBe(200);
+
+    await until(() => receiver.received.length >= 4, 'four events');
+    const bySequence = [...receiver.received].sort((a, b) => a.json.sequence - b.json.sequence);
+    expect(bySequence.map((r) => [r.json.sequence, r.json.event])).toEqual([
+      [1, 'service.deal.created'],
+      [2, 'deal.stage_changed'],
+      [3, 'service.deal.won'],
+      [4, 'service.deal.deleted'],
+    ]);
+    expect(bySequence[0]!.json.deal).toMatchObject({ id: deal.id, title: 'Acme renewal', amount: 1500.5, status: 'open' });
+    expect(bySequence[1]!.json.previous_stage).toMatchObject({ name: 'Qualification', type: 'open' });
+    expect(bySequence[2]!.json.deal).toMatchObject({ status: 'won', stage: { id: won.id, type: 'won' } });
+    expect(bySequence.every((r) => verifyStandardWebhook(webhook.secret, r) === 1)).toBe(true);
   });
 });
 

@@ -2,11 +2,12 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Database, Executor } from '../db/database.js';
 
 /**
- * The worker's side of the delivery tables: fan an event out into delivery
- * rows, load one delivery for an attempt, and record what happened. The first
- * attempt of each delivery is made by the fan-out job itself (one job per
- * event); a failed delivery gets its own keyed retry job, so retries are per
- * target. A retry job and the row saying it is due are written together.
+ * The worker's side of the delivery tables. An event's first attempts are made
+ * by its fan-out job before any delivery row exists; the row is written with
+ * the outcome, in the statement that logs the attempt. A failed delivery gets
+ * its own keyed retry job (written in the same transaction), so retries are per
+ * target. Should the fan-out job die mid-way, its rerun attempts exactly the
+ * targets that have no row yet.
  */
 
 export const DELIVER_ATTEMPT_TASK = 'deliver_attempt';
@@ -27,35 +28,24 @@ async function prepared<R>(database: HotPath, name: string, query: RawBuilder<R>
 }
 
 /**
- * Makes the event's deliveries (builtin: one per enabled subscription that
- * selected it; forward: one with no subscription) and returns every delivery of
- * the event that was never attempted: the new ones, plus any an interrupted
- * run of this job left behind. One statement.
+ * The targets of an event that have no delivery yet (builtin: every enabled
+ * subscription that selected it; forward: the host), ready to attempt.
  */
-export function fanOut(database: HotPath, eventId: string, mode: 'builtin' | 'forward'): Promise<DeliveryToAttempt[]> {
+export function firstAttempts(database: HotPath, eventId: string, mode: 'builtin' | 'forward'): Promise<DeliveryToAttempt[]> {
   const targets =
     mode === 'forward'
-      ? sql`select null::integer, o.id, o.event from event_outbox o where o.id = ${eventId}`
-      : sql`select s.id, o.id, o.event from event_outbox o
-            join webhook_subscriptions s on s.enabled and o.event = any (s.events) where o.id = ${eventId}`;
-  return prepared(database, `outbound_fan_out_${mode}`, sql<DeliveryToAttempt>`
-    with inserted as (
-      insert into webhook_deliveries (subscription_id, event_id, event) ${targets}
-      on conflict do nothing
-      returning id, subscription_id, event_id
-    ), fresh as (
-      select id, subscription_id, event_id from inserted
-      union all -- the statement's snapshot does not see the inserted rows: no duplicates
-      select id, subscription_id, event_id from webhook_deliveries
-      where event_id = ${eventId} and status = 'pending' and attempt_count = 0
-    )
-    select f.id, f.subscription_id, f.event_id, 'pending' as status, 0 as attempt_count, 0 as cycle_failures, true as due,
-           s.url, s.enabled, s.secret_encrypted,
+      ? sql`from event_outbox o left join webhook_subscriptions s on false
+            where o.id = ${eventId}
+              and not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id is null)`
+      : sql`from event_outbox o join webhook_subscriptions s on s.enabled and o.event = any (s.events)
+            where o.id = ${eventId}
+              and not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id = s.id)`;
+  return prepared(database, `outbound_first_attempts_${mode}`, sql<DeliveryToAttempt>`
+    select null::bigint as id, s.id as subscription_id, o.id as event_id, o.event, 'pending' as status,
+           0 as cycle_failures, true as due, s.url, s.enabled, s.secret_encrypted,
            case when s.previous_secret_expires_at > now() then s.previous_secret_encrypted end as previous_secret_encrypted,
            o.payload
-    from fresh f
-    join event_outbox o on o.id = f.event_id
-    left join webhook_subscriptions s on s.id = f.subscription_id`);
+    ${targets}`);
 }
 
 /** A delivery of one event to one subscription (the test event); queued at once. */
@@ -76,11 +66,12 @@ export async function scheduleAttempt(db: Executor, deliveryId: number, runAt: D
 }
 
 export interface DeliveryToAttempt {
-  id: number;
+  /** null for a first attempt: the row is written with its outcome. */
+  id: number | null;
   subscription_id: number | null;
   event_id: string;
+  event: string;
   status: string;
-  attempt_count: number;
   /** Failed attempts since the current retry cycle began (creation or a manual redelivery). */
   cycle_failures: number;
   due: boolean;
@@ -100,8 +91,8 @@ export async function loadDelivery(db: Executor, deliveryId: number): Promise<De
       'd.id',
       'd.subscription_id',
       'd.event_id',
+      'd.event',
       'd.status',
-      'd.attempt_count',
       sql<number>`(select count(*)::int from webhook_attempts a
         where a.delivery_id = d.id and a.attempted_at >= d.cycle_started_at)`.as('cycle_failures'),
       // A job that outlived a reschedule (crash after commit) finds its delivery not yet due.
@@ -128,19 +119,28 @@ export interface AttemptRecord {
 
 const ms = (value: number) => sql`(${value}::double precision * interval '1 millisecond')`;
 
-/** Success: one statement, and the subscription's failing streak ends. */
+/** Success: one statement writes the outcome and the attempt, and the subscription's failing streak ends. */
 export async function recordSuccess(database: HotPath, delivery: DeliveryToAttempt, attempt: AttemptRecord): Promise<void> {
-  await prepared(database, 'outbound_record_success', sql`
-    with attempt as (
+  const outcome =
+    delivery.id === null
+      ? sql`insert into webhook_deliveries (subscription_id, event_id, event, status, attempt_count, next_attempt_at,
+              last_status_code, delivered_at)
+            values (${delivery.subscription_id}::integer, ${delivery.event_id}::uuid, ${delivery.event}, 'succeeded', 1, null,
+              ${attempt.statusCode}, ${attempt.attemptedAt})
+            on conflict do nothing
+            returning id`
+      : sql`update webhook_deliveries
+            set status = 'succeeded', attempt_count = attempt_count + 1, last_status_code = ${attempt.statusCode},
+                last_error = null, next_attempt_at = null, delivered_at = ${attempt.attemptedAt}, updated_at = now()
+            where id = ${delivery.id}
+            returning id`;
+  await prepared(database, delivery.id === null ? 'outbound_first_success' : 'outbound_retry_success', sql`
+    with delivery as (${outcome}), attempt as (
       insert into webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
-      values (${delivery.id}, ${attempt.attemptedAt}, ${attempt.statusCode}, ${attempt.durationMs}, ${attempt.responseBody}, null)
-    ), subscription as (
-      update webhook_subscriptions set failing_since = null where id = ${delivery.subscription_id} and failing_since is not null
+      select id, ${attempt.attemptedAt}, ${attempt.statusCode}, ${attempt.durationMs}, ${attempt.responseBody}, null from delivery
     )
-    update webhook_deliveries
-    set status = 'succeeded', attempt_count = attempt_count + 1, last_status_code = ${attempt.statusCode}, last_error = null,
-        next_attempt_at = null, delivered_at = ${attempt.attemptedAt}, updated_at = now()
-    where id = ${delivery.id}`);
+    update webhook_subscriptions set failing_since = null
+    where id = ${delivery.subscription_id}::integer and failing_since is not null`);
 }
 
 export interface FailureOutcome {
@@ -161,10 +161,12 @@ export async function recordFailure(
   attempt: AttemptRecord,
   options: { gone: boolean; delayMs: number; retryWindowMs: number; disableAfterMs: number },
 ): Promise<FailureOutcome> {
+  const deliveryId = delivery.id ?? (await insertPending(trx, delivery));
+  if (deliveryId === null) return { status: 'pending', nextAttemptAt: null, disabledReason: null };
   await trx
     .insertInto('webhook_attempts')
     .values({
-      delivery_id: delivery.id,
+      delivery_id: deliveryId,
       attempted_at: attempt.attemptedAt,
       status_code: attempt.statusCode,
       duration_ms: attempt.durationMs,
@@ -203,11 +205,21 @@ export async function recordFailure(
         next_attempt_at = case when ${stop}::boolean or now() + ${ms(options.delayMs)} > cycle_started_at + ${ms(options.retryWindowMs)}
                       then null else now() + ${ms(options.delayMs)} end,
         last_error = ${disabledReason !== null && !options.gone ? sql`${lastError} || '; ' || ${disabledReason}` : lastError}
-    where id = ${delivery.id}
+    where id = ${deliveryId}
     returning status, next_attempt_at`.execute(trx);
   const outcome = rows[0] ?? { status: 'failed' as const, next_attempt_at: null };
-  if (outcome.status === 'pending') await scheduleAttempt(trx, delivery.id, outcome.next_attempt_at);
+  if (outcome.status === 'pending') await scheduleAttempt(trx, deliveryId, outcome.next_attempt_at);
   return { status: outcome.status, nextAttemptAt: outcome.next_attempt_at, disabledReason };
+}
+
+/** The row of a first attempt that failed; null when another run already wrote it. */
+async function insertPending(trx: Executor, delivery: DeliveryToAttempt): Promise<number | null> {
+  const { rows } = await sql<{ id: number }>`
+    insert into webhook_deliveries (subscription_id, event_id, event)
+    values (${delivery.subscription_id}::integer, ${delivery.event_id}::uuid, ${delivery.event})
+    on conflict do nothing
+    returning id`.execute(trx);
+  return rows[0]?.id ?? null;
 }
 
 /** The delivery cannot be attempted (subscription disabled, forward target gone): it fails without an attempt. */

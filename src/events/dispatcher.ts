@@ -3,7 +3,7 @@ import type { Config } from '../config.js';
 import { open } from '../crypto/secret-box.js';
 import {
   abandon,
-  fanOut,
+  firstAttempts,
   loadDelivery,
   recordFailure,
   recordSuccess,
@@ -62,7 +62,8 @@ export function createDispatcher(database: HotPath, config: DispatcherConfig, po
   async function attemptDelivery(delivery: DeliveryToAttempt): Promise<void> {
     const target = targetOf(delivery);
     if (typeof target === 'string') {
-      await abandon(db, delivery.id, target);
+      // First attempts only target enabled subscriptions or a configured host, so this is a retry.
+      if (delivery.id !== null) await abandon(db, delivery.id, target);
       return;
     }
 
@@ -99,7 +100,7 @@ export function createDispatcher(database: HotPath, config: DispatcherConfig, po
 
   return {
     async deliverEvent(eventId) {
-      const deliveries = await fanOut(database, eventId, config.WEBHOOK_MODE);
+      const deliveries = await firstAttempts(database, eventId, config.WEBHOOK_MODE);
       // Every attempt finishes (and is recorded) before a database error fails the job.
       const results = await Promise.allSettled(deliveries.map(attemptDelivery));
       const failure = results.find((result) => result.status === 'rejected');

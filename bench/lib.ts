@@ -35,7 +35,7 @@ export interface BenchDatabase {
  * BENCH_DATABASE_URL when set, else an embedded server kept under
  * bench/.data/<name> between runs (seeding a million rows once is enough).
  */
-export async function benchDatabase(name: string): Promise<BenchDatabase> {
+export async function benchDatabase(name: string, settings: Record<string, string> = {}): Promise<BenchDatabase> {
   const logger = pino({ level: 'warn' });
   let url = process.env.BENCH_DATABASE_URL;
   let server: EmbeddedPostgres | undefined;
@@ -43,7 +43,7 @@ export async function benchDatabase(name: string): Promise<BenchDatabase> {
     server = await startEmbeddedPostgres({
       dataDir: join(ROOT, 'bench', '.data', name),
       logger,
-      settings: { max_connections: '300', shared_buffers: '512MB' },
+      settings: { max_connections: '300', shared_buffers: '512MB', ...settings },
     });
     url = server.url;
   }
@@ -67,10 +67,11 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** The real service (`src/server.ts`) as a child process on a free port. */
+/** The real service (`src/server.ts`) as a child process on a free port; BENCH_NODE_ARGS adds Node flags (e.g. --cpu-prof). */
 export async function startService(databaseUrl: string, env: Record<string, string> = {}): Promise<RunningService> {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'server.ts')], {
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(ROOT, 'src', 'server.ts')], {
     cwd: ROOT,
     env: {
       ...process.env,

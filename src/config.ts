@@ -34,6 +34,7 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WORKER: z.enum(['inline', 'off']).default('inline'),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(16),
+  INBOUND_RATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(100),
 });
 
 export type Env = z.infer<typeof schema>;

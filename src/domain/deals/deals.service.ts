@@ -8,7 +8,7 @@ import { actorContext, assertDealAccess, lockDealFor } from './deal-access.js';
 import type { DealFullJson } from './deal-json.js';
 import { loadFullDeal } from './deal-view.js';
 import { deleteDealRow, findDealRow, type DealRow } from './deals.repository.js';
-import { createDeal, DEAL_WRITE_NAMES, INTERNAL, lockDealOrFail, patchLockedDeal, type WriteOptions } from './deal-write.js';
+import { createDeal, createDeals, DEAL_WRITE_NAMES, INTERNAL, lockDealOrFail, patchLockedDeal, type NewDealItem, type WriteOptions } from './deal-write.js';
 import { moveLockedDeal, resolveStage } from './stage-move.js';
 
 /** Who changes a deal: an API caller ({id, name}) or an inbound source ({id: null, name} plus `source`). */
@@ -49,6 +49,11 @@ export interface DealUpdateInput {
  */
 export function createDealInTransaction(trx: Trx, ctx: DealWriteContext, input: DealCreateInput): Promise<{ id: number }> {
   return createDeal(trx, ctx, input, INTERNAL);
+}
+
+/** Several creates at once (one statement per step); the same rules and events as createDealInTransaction. */
+export function createDealsInTransaction(trx: Trx, items: NewDealItem[]): Promise<{ id: number }[]> {
+  return createDeals(trx, items, INTERNAL);
 }
 
 /**

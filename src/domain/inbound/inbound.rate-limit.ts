@@ -1,9 +1,8 @@
 /**
  * Per-source rate limit: a token bucket in process memory. A source may send
- * INBOUND_RATE.burst requests at once and INBOUND_RATE.perSecond sustained; each
- * service process keeps its own buckets.
+ * INBOUND_RATE_LIMIT requests per second sustained and bursts of twice that;
+ * each service process keeps its own buckets.
  */
-export const INBOUND_RATE = { perSecond: 100, burst: 200 } as const;
 
 interface Bucket {
   tokens: number;
@@ -16,8 +15,8 @@ export class SourceRateLimiter {
   private buckets = new Map<string, Bucket>();
 
   constructor(
-    private readonly perSecond: number = INBOUND_RATE.perSecond,
-    private readonly burst: number = INBOUND_RATE.burst,
+    private readonly perSecond: number,
+    private readonly burst: number = perSecond * 2,
     private readonly now: () => number = () => Date.now(),
   ) {}
 

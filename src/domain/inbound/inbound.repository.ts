@@ -121,74 +121,96 @@ export async function touchSource(db: Executor, id: string): Promise<void> {
 // ---------------------------------------------------------------------------
 // Replay safety
 
+export interface ReplayKey {
+  sourceId: string;
+  key: string;
+}
+
+/** One key as a string: `source\\0key`. */
+export const replayId = (k: ReplayKey) => `${k.sourceId}\0${k.key}`;
+
 /**
- * Claims a replay key for this receive. Returns true when this transaction owns
- * it; false when a committed receive within REPLAY_WINDOW already holds it. A
- * concurrent receive with the same key waits here on the primary key until the
- * holder commits (then sees its answer) or rolls back (then claims it itself).
+ * Claims replay keys (in one statement, in a fixed order so two batches cannot
+ * deadlock). Returns the ids (`source\0key`) this transaction now owns; a key a
+ * committed receive within REPLAY_WINDOW holds is not among them. A concurrent
+ * receive with the same key waits on the primary key until its holder commits
+ * (then it is a replay) or rolls back (then it is claimed here).
  */
-export async function claimReplayKey(trx: Trx, sourceId: string, key: string): Promise<boolean> {
+export async function claimReplayKeys(trx: Trx, keys: ReplayKey[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const sorted = [...keys].sort((a, b) => (replayId(a) < replayId(b) ? -1 : 1));
   const claimed = await trx
     .insertInto('inbound_idempotency')
-    .values({ source_id: sourceId, key })
+    .values(sorted.map((k) => ({ source_id: k.sourceId, key: k.key })))
     .onConflict((oc) =>
       oc
         .columns(['source_id', 'key'])
         .doUpdateSet({ created_at: sql<Date>`now()`, status: null, response: null })
         .where('inbound_idempotency.created_at', '<', sql<Date>`now() - ${sql.lit(REPLAY_WINDOW)}::interval`),
     )
-    .returning('key')
-    .executeTakeFirst();
-  return claimed !== undefined;
-}
-
-export function findReplay(db: Executor, sourceId: string, key: string) {
-  return db
-    .selectFrom('inbound_idempotency')
-    .select(['status', 'response'])
-    .where('source_id', '=', sourceId)
-    .where('key', '=', key)
-    .executeTakeFirst();
-}
-
-/** Fills the claimed key with the answer and logs the receive, in one statement. */
-export async function storeAnswerAndLog(
-  trx: Trx,
-  sourceId: string,
-  key: string,
-  answer: { status: number; body: Record<string, unknown> },
-  entry: LogEntry,
-): Promise<void> {
-  await trx
-    .with('stored', (db) =>
-      db
-        .updateTable('inbound_idempotency')
-        .set({ status: answer.status, response: JSON.stringify(answer.body) })
-        .where('source_id', '=', sourceId)
-        .where('key', '=', key)
-        .returning('key'),
-    )
-    .insertInto('inbound_receive_log')
-    .values(logValues(sourceId, entry))
+    .returning(['source_id', 'key'])
     .execute();
+  return new Set(claimed.map((row) => replayId({ sourceId: row.source_id, key: row.key })));
+}
+
+/** The stored answers of replay keys, by `source\0key`. */
+export async function findReplays(db: Executor, keys: ReplayKey[]): Promise<Map<string, Record<string, unknown>>> {
+  if (keys.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('inbound_idempotency')
+    .select(['source_id', 'key', 'response'])
+    .where((eb) => eb.or(keys.map((k) => eb.and([eb('source_id', '=', k.sourceId), eb('key', '=', k.key)]))))
+    .execute();
+  return new Map(rows.filter((r) => r.response).map((r) => [replayId({ sourceId: r.source_id, key: r.key }), r.response!]));
+}
+
+/** Fills claimed keys with their answers and writes the log entries (one per answer at least), in one statement. */
+export async function storeAnswersAndLog(
+  trx: Trx,
+  answers: (ReplayKey & { status: number; body: Record<string, unknown> })[],
+  entries: (LogEntry & { sourceId: string })[],
+): Promise<void> {
+  if (entries.length === 0) return;
+  const logRows = sql.join(
+    entries.map((e) => sql`(${e.sourceId}::uuid, ${e.status}::int, ${e.outcome}, ${e.error ?? null}, ${e.dealId ?? null}::int)`),
+  );
+  const answerRows = answers.length
+    ? sql.join(answers.map((a) => sql`(${a.sourceId}::uuid, ${a.key}, ${a.status}::int, ${JSON.stringify(a.body)}::jsonb)`))
+    : sql`(null::uuid, null::text, null::int, null::jsonb)`;
+  await sql`
+    with stored as (
+      update inbound_idempotency set status = answer.status, response = answer.response
+      from (values ${answerRows}) as answer (source_id, key, status, response)
+      where inbound_idempotency.source_id = answer.source_id and inbound_idempotency.key = answer.key
+      returning 1
+    )
+    insert into inbound_receive_log (source_id, status, outcome, error, deal_id) values ${logRows}`.execute(trx);
 }
 
 // ---------------------------------------------------------------------------
 // Deals of a source
 
-/** Serializes receives of one (source, external id), so two first receives of it make one deal. */
-export async function lockExternalId(trx: Trx, sourceId: string, externalId: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`${sourceId}:${externalId}`}, 0))`.execute(trx);
+export interface ExternalKey {
+  sourceId: string;
+  externalId: string;
 }
 
-export async function findDealIdByExternalId(db: Executor, sourceId: string, externalId: string): Promise<number | undefined> {
-  const row = await db
+/** Serializes receives of one (source, external id), so two first receives of it make one deal; locks taken in a fixed order. */
+export async function lockExternalIds(trx: Trx, keys: ExternalKey[]): Promise<void> {
+  if (keys.length === 0) return;
+  const texts = [...new Set(keys.map((k) => `${k.sourceId}:${k.externalId}`))].sort();
+  await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${texts}::text[]) as k order by k`.execute(trx);
+}
+
+/** Deal ids by `source:external id`. */
+export async function findDealIdsByExternalIds(db: Executor, keys: ExternalKey[]): Promise<Map<string, number>> {
+  if (keys.length === 0) return new Map();
+  const rows = await db
     .selectFrom('deals')
-    .select('id')
-    .where('source_id', '=', sourceId)
-    .where('external_id', '=', externalId)
-    .executeTakeFirst();
-  return row?.id;
+    .select(['id', 'source_id', 'external_id'])
+    .where((eb) => eb.or(keys.map((k) => eb.and([eb('source_id', '=', k.sourceId), eb('external_id', '=', k.externalId)]))))
+    .execute();
+  return new Map(rows.map((row) => [`${row.source_id}:${row.external_id}`, row.id]));
 }
 
 // ---------------------------------------------------------------------------

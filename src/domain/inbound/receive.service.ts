@@ -1,18 +1,20 @@
 import { open } from '../../crypto/secret-box.js';
-import type { Db } from '../../db/database.js';
+import type { Db, Trx } from '../../db/database.js';
 import { AppError, InvalidSignatureError, NotFoundError, RateLimitedError } from '../../http/errors.js';
-import { findOrCreateContactByEmail } from '../../host/builtin/contacts.repository.js';
-import { addContactInTransaction } from '../deals/committee.service.js';
-import { createDealInTransaction, updateDealInTransaction, type DealWriteContext } from '../deals/deals.service.js';
+import { findOrCreateContactsByEmail } from '../../host/builtin/contacts.repository.js';
+import { addContactsInTransaction } from '../deals/committee.service.js';
+import { createDealsInTransaction, updateDealInTransaction, type DealWriteContext } from '../deals/deals.service.js';
+import { GroupCommit, type Settled } from './group-commit.js';
 import {
-  claimReplayKey,
-  findDealIdByExternalId,
-  findReplay,
+  claimReplayKeys,
+  findDealIdsByExternalIds,
+  findReplays,
   findSourceRow,
   insertLogEntry,
-  lockExternalId,
+  lockExternalIds,
   pruneInboundRows,
-  storeAnswerAndLog,
+  replayId,
+  storeAnswersAndLog,
   touchSource,
   type LogEntry,
   type SourceRow,
@@ -25,7 +27,9 @@ import { UUID } from './sources.service.js';
 /**
  * The signed receive endpoint, step by step in the contract's order: the source
  * (404), the signature (403), the body (422, checked by the route schema), the
- * per-source rate (429), then replay safety and the deal write in one transaction.
+ * per-source rate (429), then replay safety and the deal write in one
+ * transaction. Receives arriving together share that transaction (group
+ * commit, see group-commit.ts): each step is one statement for the whole batch.
  */
 
 export interface ReceiveAnswer {
@@ -40,14 +44,151 @@ export interface ReceiveResult {
   replayed: boolean;
 }
 
+interface PendingReceive {
+  source: SourceRow;
+  body: ReceiveBody;
+  replayKey: string;
+}
+
+/** How long a process trusts what it read of a source (its enabled flag and secrets). */
+export const SOURCE_TTL_MS = 1000;
+
+/** At most this many receives share a transaction, and this many transactions run at once. */
+const MAX_BATCH = 64;
+const MAX_CONCURRENT_BATCHES = 2;
+
+const externalKey = (item: PendingReceive) =>
+  item.body.external_id != null ? { sourceId: item.source.id, externalId: item.body.external_id } : undefined;
+
+/**
+ * Writes a batch of receives in the caller's transaction. No two items share a
+ * replay key or an external id (group commit keeps them apart), so each item's
+ * outcome depends only on the database as it was and on itself.
+ */
+async function writeReceives(trx: Trx, items: PendingReceive[]): Promise<ReceiveResult[]> {
+  const keys = items.map((item) => ({ sourceId: item.source.id, key: item.replayKey }));
+  const claimed = await claimReplayKeys(trx, keys);
+  const replays = await findReplays(trx, keys.filter((key) => !claimed.has(replayId(key))));
+  const fresh = items.filter((_, i) => claimed.has(replayId(keys[i]!)));
+
+  const externals = fresh.map(externalKey).filter((key) => key !== undefined);
+  await lockExternalIds(trx, externals);
+  const existing = await findDealIdsByExternalIds(trx, externals);
+  const dealIdOf = (item: PendingReceive) => {
+    const key = externalKey(item);
+    return key ? existing.get(`${key.sourceId}:${key.externalId}`) : undefined;
+  };
+  // Contacts first: the deal inserts take row locks that concurrent batches wait on, so they come as late as they can.
+  const contacts = await findOrCreateContactsByEmail(trx, fresh.flatMap((item) => (item.body.contact ? [item.body.contact] : [])));
+  const contextOf = (source: SourceRow): DealWriteContext => ({
+    changedBy: { id: null, name: source.name },
+    source: { id: source.id, name: source.name },
+  });
+
+  for (const item of fresh) {
+    const dealId = dealIdOf(item);
+    if (dealId !== undefined) await updateDealInTransaction(trx, contextOf(item.source), dealId, toDealUpdate(item.body));
+  }
+  const creates = fresh.filter((item) => dealIdOf(item) === undefined);
+  const created = await createDealsInTransaction(
+    trx,
+    creates.map((item) => ({ ctx: contextOf(item.source), input: toDealCreate(item.body, { id: item.source.id, pipelineId: item.source.pipeline_id }) })),
+  );
+  const createdIds = new Map(creates.map((item, i) => [item, created[i]!.id]));
+
+  const answers = new Map<PendingReceive, ReceiveAnswer>();
+  const newContactsAnswered = new Set<number>();
+  for (const item of fresh) {
+    const found = item.body.contact ? contacts.get(item.body.contact.email.toLowerCase())! : undefined;
+    // Two receives of a batch bringing one new email: the first created the contact, the second found it.
+    const contactCreated = found !== undefined && found.created && !newContactsAnswered.has(found.contact.id);
+    if (contactCreated) newContactsAnswered.add(found.contact.id);
+    answers.set(item, {
+      success: true,
+      created: createdIds.has(item),
+      deal: { id: dealIdOf(item) ?? createdIds.get(item)! },
+      contact: found ? { id: found.contact.id, created: contactCreated } : null,
+    });
+  }
+  await addContactsInTransaction(
+    trx,
+    fresh.flatMap((item) => {
+      const answer = answers.get(item)!;
+      return answer.contact ? [{ ctx: contextOf(item.source), dealId: answer.deal.id, input: { contactId: answer.contact.id, primaryIfNone: true } }] : [];
+    }),
+  );
+
+  const results = items.map((item, i): ReceiveResult => {
+    const own = answers.get(item);
+    if (own) return { answer: own, replayed: false };
+    const stored = replays.get(replayId(keys[i]!));
+    if (!stored) throw new Error('replay key held without an answer');
+    return { answer: stored as unknown as ReceiveAnswer, replayed: true };
+  });
+  await storeAnswersAndLog(
+    trx,
+    fresh.map((item) => ({ sourceId: item.source.id, key: item.replayKey, status: 200, body: { ...answers.get(item)! } })),
+    items.map((item, i) => ({
+      sourceId: item.source.id,
+      status: 200,
+      outcome: results[i]!.replayed ? 'replayed' : results[i]!.answer.created ? 'created' : 'updated',
+      dealId: results[i]!.answer.deal.id,
+    })),
+  );
+  return results;
+}
+
 /** Housekeeping (log and replay-key pruning) runs once per this many logged receives of a process. */
 const PRUNE_EVERY = 500;
 
-export function createReceiver(options: { db: Db; appKey: Buffer; logger: { warn(details: object, message: string): void }; limiter?: SourceRateLimiter }) {
+export function createReceiver(options: { db: Db; appKey: Buffer; ratePerSecond: number; logger: { warn(details: object, message: string): void } }) {
   const { db, appKey, logger } = options;
-  const limiter = options.limiter ?? new SourceRateLimiter();
+  const limiter = new SourceRateLimiter(options.ratePerSecond);
   let logged = 0;
+
+  /** A batch in one transaction; if it fails as a whole, each receive is tried alone so only the bad one fails. */
+  async function writeBatch(items: PendingReceive[]): Promise<Settled<ReceiveResult>[]> {
+    try {
+      const results = await db.transaction().execute((trx) => writeReceives(trx, items));
+      return results.map((value) => ({ ok: true, value }));
+    } catch (error) {
+      if (items.length === 1) return [{ ok: false, error }];
+      const settled: Settled<ReceiveResult>[] = [];
+      for (const item of items) settled.push(...(await writeBatch([item])));
+      return settled;
+    }
+  }
+
+  const batches = new GroupCommit<PendingReceive, ReceiveResult>({
+    write: writeBatch,
+    conflictKeys: (item) => {
+      const external = externalKey(item);
+      return [`replay:${item.source.id}:${item.replayKey}`, ...(external ? [`external:${external.sourceId}:${external.externalId}`] : [])];
+    },
+    maxBatch: MAX_BATCH,
+    maxConcurrent: MAX_CONCURRENT_BATCHES,
+  });
   const touched = new Map<string, number>();
+
+  /**
+   * Sources as read at most SOURCE_TTL_MS ago, with their secrets opened: the
+   * lookup and two AES-GCM opens would otherwise cost every receive a round
+   * trip and some CPU. Changes made through this process apply at once
+   * (forget); other processes see them within SOURCE_TTL_MS.
+   */
+  const known = new Map<string, { source: SourceRow | undefined; secrets: string[]; readAt: number }>();
+  async function lookup(sourceId: string) {
+    const hit = known.get(sourceId);
+    if (hit && Date.now() - hit.readAt < SOURCE_TTL_MS) return hit;
+    const source = await findSourceRow(db, sourceId);
+    const secrets = !source
+      ? []
+      : [source.secret_encrypted, ...(source.previous_secret_valid ? [source.previous_secret_encrypted!] : [])].map((sealed) => open(appKey, sealed));
+    if (known.size >= 10_000) known.clear();
+    const entry = { source, secrets, readAt: Date.now() };
+    known.set(sourceId, entry);
+    return entry;
+  }
 
   /** lastReceivedAt has one-second precision; skipping the write within that second saves a statement per receive. */
   async function touch(sourceId: string): Promise<void> {
@@ -79,7 +220,7 @@ export function createReceiver(options: { db: Db; appKey: Buffer; logger: { warn
   return {
     /** The source a receive is addressed to; unknown, malformed and disabled ids are all 404 (a disabled hit is logged). */
     async source(sourceId: string): Promise<SourceRow> {
-      const source = UUID.test(sourceId) ? await findSourceRow(db, sourceId) : undefined;
+      const source = UUID.test(sourceId) ? (await lookup(sourceId)).source : undefined;
       if (source && !source.enabled) {
         await quietly('log a receive', () => log(source.id, { status: 404, outcome: 'rejected', error: 'Source is disabled' }));
       }
@@ -91,57 +232,30 @@ export function createReceiver(options: { db: Db; appKey: Buffer; logger: { warn
     authenticate(source: SourceRow, header: string | string[] | undefined, raw: Buffer): void {
       const digest = parseSignatureHeader(header);
       if (!digest) throw new InvalidSignatureError('Missing or malformed X-Service-Signature header: expected sha256=<hex>');
-      const secrets = [open(appKey, source.secret_encrypted)];
-      if (source.previous_secret_valid) secrets.push(open(appKey, source.previous_secret_encrypted!));
-      if (!signatureMatches(digest, raw, secrets)) throw new InvalidSignatureError('Signature does not match the request body');
+      if (!signatureMatches(digest, raw, known.get(source.id)?.secrets ?? [])) throw new InvalidSignatureError('Signature does not match the request body');
     },
 
     /**
      * Creates or updates the deal, links the contact and remembers the answer,
-     * all in one transaction. A repeated replay key gets the first answer back.
+     * in one transaction (shared with the receives arriving alongside). A
+     * repeated replay key gets the first answer back.
      */
     async receive(source: SourceRow, body: ReceiveBody, raw: Buffer, idempotencyKey: string | undefined): Promise<ReceiveResult> {
       const retryAfter = limiter.take(source.id);
       if (retryAfter > 0) throw new RateLimitedError(retryAfter);
-
-      const key = idempotencyKey !== undefined ? `header:${idempotencyKey}` : `body:${bodyHash(raw)}`;
-      const ctx: DealWriteContext = { changedBy: { id: null, name: source.name }, source: { id: source.id, name: source.name } };
-
-      const result = await db.transaction().execute(async (trx): Promise<ReceiveResult> => {
-        if (!(await claimReplayKey(trx, source.id, key))) {
-          const stored = await findReplay(trx, source.id, key);
-          if (!stored?.response) throw new Error('replay key held without an answer');
-          const dealId = (stored.response as { deal: { id: number } }).deal.id;
-          await insertLogEntry(trx, source.id, { status: 200, outcome: 'replayed', dealId });
-          return { answer: stored.response as unknown as ReceiveAnswer, replayed: true };
-        }
-
-        let dealId: number | undefined;
-        if (body.external_id != null) {
-          await lockExternalId(trx, source.id, body.external_id);
-          dealId = await findDealIdByExternalId(trx, source.id, body.external_id);
-        }
-        // The contact first: the deal insert takes row locks that concurrent receives wait on, so it comes as late as it can.
-        const found = body.contact ? await findOrCreateContactByEmail(trx, body.contact) : undefined;
-        const created = dealId === undefined;
-        if (dealId === undefined) {
-          dealId = (await createDealInTransaction(trx, ctx, toDealCreate(body, { id: source.id, pipelineId: source.pipeline_id }))).id;
-        } else {
-          await updateDealInTransaction(trx, ctx, dealId, toDealUpdate(body));
-        }
-        if (found) await addContactInTransaction(trx, ctx, dealId, { contactId: found.contact.id, primaryIfNone: true });
-        const contact = found ? { id: found.contact.id, created: found.created } : null;
-
-        const answer: ReceiveAnswer = { success: true, created, deal: { id: dealId }, contact };
-        await storeAnswerAndLog(trx, source.id, key, { status: 200, body: { ...answer } }, { status: 200, outcome: created ? 'created' : 'updated', dealId });
-        return { answer, replayed: false };
-      });
+      const replayKey = idempotencyKey !== undefined ? `header:${idempotencyKey}` : `body:${bodyHash(raw)}`;
+      const result = await batches.submit({ source, body, replayKey });
 
       await quietly('mark the source as heard from', async () => {
         await touch(source.id);
         await countLogged(source.id);
       });
       return result;
+    },
+
+    /** Drops what this process remembers of a source (after an edit, rotation or delete). */
+    forget(sourceId: string): void {
+      known.delete(sourceId);
     },
 
     /** Records a refused receive of a known source (the error's status and message; never the secret or the body). */

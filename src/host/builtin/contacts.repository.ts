@@ -24,30 +24,50 @@ export function findContactByEmail(db: Executor, email: string): Promise<Contact
     .executeTakeFirst();
 }
 
+export interface ContactByEmail {
+  email: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  company?: string | null;
+}
+
 /**
- * Finds a contact by email (any letter case) or creates it. Race-free: two
- * callers bringing the same new email at once both end up with the one row the
- * unique index on lower(email) lets through.
+ * Finds contacts by email (any letter case) or creates them, in two statements
+ * for any number. Race-free: callers bringing the same new email at once all end
+ * up with the one row the unique index on lower(email) lets through. Emails are
+ * inserted in sorted order so two concurrent callers cannot deadlock on them.
+ * Answers by lower-cased email; an email given twice counts once (the first
+ * spelling and names win).
  */
-export async function findOrCreateContactByEmail(
+export async function findOrCreateContactsByEmail(
   db: Executor,
-  values: { email: string; first_name?: string | null; last_name?: string | null; company?: string | null },
-): Promise<{ contact: ContactRow; created: boolean }> {
+  wanted: ContactByEmail[],
+): Promise<Map<string, { contact: ContactRow; created: boolean }>> {
+  const byEmail = new Map<string, ContactByEmail>();
+  for (const values of wanted) if (!byEmail.has(values.email.toLowerCase())) byEmail.set(values.email.toLowerCase(), values);
+  const found = new Map<string, { contact: ContactRow; created: boolean }>();
+  if (byEmail.size === 0) return found;
+
   const inserted = await db
     .insertInto('contacts')
-    .values({
-      email: values.email,
-      first_name: values.first_name ?? null,
-      last_name: values.last_name ?? null,
-      company: values.company ?? null,
-    })
+    .values(
+      [...byEmail.keys()].sort().map((key) => {
+        const values = byEmail.get(key)!;
+        return { email: values.email, first_name: values.first_name ?? null, last_name: values.last_name ?? null, company: values.company ?? null };
+      }),
+    )
     .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
     .returning(contactColumns)
-    .executeTakeFirst();
-  if (inserted) return { contact: inserted, created: true };
-  const existing = await findContactByEmail(db, values.email);
-  if (!existing) throw new Error('contact vanished between insert and select');
-  return { contact: existing, created: false };
+    .execute();
+  for (const contact of inserted) found.set(contact.email.toLowerCase(), { contact, created: true });
+
+  const missing = [...byEmail.keys()].filter((key) => !found.has(key));
+  if (missing.length > 0) {
+    const existing = await db.selectFrom('contacts').select(contactColumns).where(sql`lower(email)`, 'in', missing).execute();
+    for (const contact of existing) found.set(contact.email.toLowerCase(), { contact, created: false });
+  }
+  if (found.size !== byEmail.size) throw new Error('a contact vanished between insert and select');
+  return found;
 }
 
 export interface ContactDetailRow extends ContactRow {

@@ -7,7 +7,8 @@
  *
  *   flock /tmp/bench.lock npx tsx bench/inbound.ts      (npm run bench:inbound)
  *
- * Env: BENCH_DURATION (seconds, default 20), BENCH_DATABASE_URL (else embedded
+ * Env: BENCH_DURATION (seconds, default 20), BENCH_WORKER=off (intake only: no
+ * delivery worker in the service), BENCH_DATABASE_URL (else embedded
  * PostgreSQL under bench/.data/inbound). Needs `pgbench` (Debian: postgresql-client).
  */
 import { spawnSync } from 'node:child_process';
@@ -68,7 +69,8 @@ async function main(): Promise<void> {
   const bench = await benchDatabase('inbound');
   await sql`create table if not exists bench_single_row_insert (id bigint generated always as identity primary key, n integer not null, label text not null, created_at timestamptz not null default now())`.execute(bench.database.db);
   // The per-source limit guards production senders; here it would only cap the measurement.
-  const service = await startService(bench.url, { INBOUND_RATE_LIMIT: '100000' });
+  const worker = process.env.BENCH_WORKER === 'off' ? 'off' : 'inline';
+  const service = await startService(bench.url, { INBOUND_RATE_LIMIT: '100000', WORKER: worker });
   try {
     // One source per sender, created through the API: their secrets are shown only now.
     const sources: { id: string; secret: string }[] = [];
@@ -148,8 +150,8 @@ async function main(): Promise<void> {
     const other = [...statuses].filter(([status]) => status !== 200).map(([status, count]) => `${status}×${count}`).join(', ') || 'none';
 
     await writeReport(
-      'inbound',
-      'Inbound webhook receives (signed, each creating a deal with a contact)',
+      worker === 'inline' ? 'inbound' : 'inbound-intake',
+      `Inbound webhook receives (signed, each creating a deal with a contact${worker === 'inline' ? '' : '; intake only'})`,
       [
         { metric: 'senders (connections), one source each', value: SENDERS },
         { metric: 'receives answered 200 per second', value: round(receiveRate) },
@@ -166,8 +168,8 @@ async function main(): Promise<void> {
         `rate target ≥ ${TARGET_RATIO * 100}% of pgbench: ${ratio === undefined ? 'not judged (pgbench missing)' : ratio >= TARGET_RATIO ? 'met' : 'MISSED'}.`,
         `every 200 has its deal: ${verified ? 'yes' : 'NO'} (${ids.length} distinct deal ids, ${found.n} found, ${warmup200} from the warm-up).`,
         `pgbench: ${SENDERS} clients, -j 2, ${PGBENCH_SECONDS} s, one INSERT of one row per transaction into a table with an identity key, against the same server; the higher of the runs before and after is used.`,
-        'The service runs as in production (src/server.ts, inline delivery worker, default pool) except INBOUND_RATE_LIMIT=100000, so the per-source limit does not cap the measurement; each receive writes the deal, stage history, contact, committee row, two outbox events with their jobs, the replay key and the receive log in one transaction.',
-        'Command: flock /tmp/bench.lock npx tsx bench/inbound.ts',
+        `The service runs as in production (src/server.ts, default pool, delivery worker ${worker === 'inline' ? 'inline' : 'off: intake only, as on a node with WORKER=off'}) except INBOUND_RATE_LIMIT=100000, so the per-source limit does not cap the measurement; each receive writes the deal, stage history, contact, committee row, two outbox events with their jobs, the replay key and the receive log in one transaction.`,
+        `Command: ${worker === 'inline' ? '' : 'BENCH_WORKER=off '}flock /tmp/bench.lock npx tsx bench/inbound.ts`,
       ],
     );
     if (!verified) process.exitCode = 1;

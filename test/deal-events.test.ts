@@ -168,7 +168,7 @@ describe('recorded events', () => {
 
     await expect(
       t.db.transaction().execute(async (trx) => {
-        await createDealInTransaction(trx, { changedBy: { id: null, name: 'Inbound' } }, { title: 'Inside' });
+        await createDealInTransaction(trx, { changedBy: { id: null, name: 'Inbound' } }, { title: 'Inside', currency: 'USD' });
         throw new Error('caller failed after the create');
       }),
     ).rejects.toThrow('caller failed');

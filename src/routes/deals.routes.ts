@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { RouteDeps } from '../app.js';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
-import { setDefaultCurrency } from '../domain/deals/deal-write.js';
 import { listDeals } from '../domain/deals/deals.list.js';
 import {
   createDealBody,
@@ -25,7 +24,6 @@ import { dealTaskRoutes } from './deal-tasks.routes.js';
  */
 export const dealRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) => {
   const { db, baseUrl } = deps;
-  setDefaultCurrency(deps.config.DEFAULT_CURRENCY);
   const tags = ['deals'];
 
   app.get(
@@ -53,7 +51,11 @@ export const dealRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =>
     },
     async (request, reply) => {
       const fields = request.body.deal;
-      const deal = await createDealAsActor(db, actorOf(request), { ...toDealInput(fields), title: fields.title });
+      const deal = await createDealAsActor(db, actorOf(request), {
+        ...toDealInput(fields),
+        title: fields.title,
+        currency: fields.currency ?? deps.config.DEFAULT_CURRENCY,
+      });
       void reply.header('Location', `${baseUrl}/service/${deal.id}/view`);
       return { deal };
     },

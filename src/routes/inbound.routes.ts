@@ -131,7 +131,7 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
 export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { config, db, baseUrl }) => {
   if (!config.APP_KEY) throw new Error('APP_KEY is required: inbound source secrets are encrypted with it');
   const deps: InboundDeps = { db, appKey: config.APP_KEY, baseUrl };
-  const receiver = createReceiver({ db, appKey: config.APP_KEY, ratePerSecond: config.INBOUND_RATE_LIMIT, logger: app.log });
+  const receiver = createReceiver({ db, appKey: config.APP_KEY, ratePerSecond: config.INBOUND_RATE_LIMIT, currency: config.DEFAULT_CURRENCY, logger: app.log });
 
   app.get(
     BASE,

@@ -91,6 +91,7 @@ export async function createDeal(db: Db, values: Partial<DealCreateInput> = {}):
   return db.transaction().execute((trx) =>
     createDealInTransaction(trx, { changedBy: { id: createdById, name: 'Factory' } }, {
       title: `Deal ${unique()}`,
+      currency: 'USD',
       ownerId: createdById,
       ...values,
       createdById,

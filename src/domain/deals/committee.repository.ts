@@ -45,19 +45,22 @@ export async function deleteMember(trx: Trx, dealId: number, contactId: number):
   return result.numDeletedRows > 0n;
 }
 
+/** What a member's JSON needs, from deal_contacts joined with contacts (also used by the deal view). */
+export const MEMBER_COLUMNS = [
+  'deal_contacts.contact_id',
+  'deal_contacts.role',
+  'deal_contacts.is_primary',
+  'contacts.email',
+  'contacts.first_name',
+  'contacts.last_name',
+  'contacts.company',
+] as const;
+
 export function findMemberWithContact(db: Executor, dealId: number, contactId: number): Promise<MemberJsonRow | undefined> {
   return db
     .selectFrom('deal_contacts')
     .innerJoin('contacts', 'contacts.id', 'deal_contacts.contact_id')
-    .select([
-      'deal_contacts.contact_id',
-      'deal_contacts.role',
-      'deal_contacts.is_primary',
-      'contacts.email',
-      'contacts.first_name',
-      'contacts.last_name',
-      'contacts.company',
-    ])
+    .select(MEMBER_COLUMNS)
     .where('deal_contacts.deal_id', '=', dealId)
     .where('deal_contacts.contact_id', '=', contactId)
     .executeTakeFirst();

@@ -1,8 +1,12 @@
-import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import { jsonArrayFrom, jsonObjectFrom } from 'kysely/helpers/postgres';
-import type { DB, Executor } from '../../db/database.js';
+import type { Executor } from '../../db/database.js';
 import type { Actor } from '../../host/permissions.js';
 import { toDealSummaryJson, toMemberJson, toNoteJson, toTaskJson, type DealFullJson } from './deal-json.js';
+import { pipelineVisibleTo } from '../pipelines/pipelines.repository.js';
+import { MEMBER_COLUMNS } from './committee.repository.js';
+import { NOTE_COLUMNS } from './notes.repository.js';
+import { TASK_COLUMNS } from './tasks.repository.js';
 
 /**
  * Reads of whole deals. The summary (list) form brings its one-to-one relations
@@ -49,18 +53,6 @@ export function dealSummaryQuery(db: Executor) {
   ]);
 }
 
-/**
- * Whether the actor's role may see the deal's pipeline: the rule of
- * pipelines.repository visiblePipelineIds as an expression, so the access
- * check rides along in the view's single query.
- */
-function pipelineVisible(eb: ExpressionBuilder<DB, 'deals'>, actor: Actor): Expression<SqlBool> {
-  if (actor.isAdmin) return sql<SqlBool>`true`;
-  const rolesOf = () =>
-    eb.selectFrom('pipeline_roles').select('pipeline_roles.role_id').whereRef('pipeline_roles.pipeline_id', '=', 'deals.pipeline_id');
-  return eb.or([eb.not(eb.exists(rolesOf())), eb.exists(rolesOf().where('pipeline_roles.role_id', '=', actor.roleId))]);
-}
-
 export interface FullDeal {
   deal: DealFullJson;
   ownerId: number | null;
@@ -72,20 +64,12 @@ export interface FullDeal {
 export async function loadFullDeal(db: Executor, dealId: number, actor: Actor): Promise<FullDeal | undefined> {
   const row = await dealSummaryQuery(db)
     .select((eb) => [
-      eb.cast<SqlBool>(pipelineVisible(eb, actor), 'boolean').as('pipeline_visible'),
+      eb.cast<SqlBool>(pipelineVisibleTo(actor, sql.ref('deals.pipeline_id')), 'boolean').as('pipeline_visible'),
       jsonArrayFrom(
         eb
           .selectFrom('deal_contacts')
           .innerJoin('contacts', 'contacts.id', 'deal_contacts.contact_id')
-          .select([
-            'deal_contacts.contact_id',
-            'deal_contacts.role',
-            'deal_contacts.is_primary',
-            'contacts.email',
-            'contacts.first_name',
-            'contacts.last_name',
-            'contacts.company',
-          ])
+          .select(MEMBER_COLUMNS)
           .whereRef('deal_contacts.deal_id', '=', 'deals.id')
           .orderBy('deal_contacts.is_primary', 'desc')
           .orderBy('deal_contacts.created_at')
@@ -95,15 +79,7 @@ export async function loadFullDeal(db: Executor, dealId: number, actor: Actor): 
         eb
           .selectFrom('deal_notes')
           .leftJoin('users as author', 'author.id', 'deal_notes.author_id')
-          .select([
-            'deal_notes.id',
-            'deal_notes.deal_id',
-            'deal_notes.body',
-            'deal_notes.author_id',
-            'author.name as author_name',
-            'deal_notes.created_at',
-            'deal_notes.updated_at',
-          ])
+          .select(NOTE_COLUMNS)
           .whereRef('deal_notes.deal_id', '=', 'deals.id')
           .orderBy('deal_notes.id', 'desc'),
       ).as('notes'),
@@ -111,18 +87,7 @@ export async function loadFullDeal(db: Executor, dealId: number, actor: Actor): 
         eb
           .selectFrom('deal_tasks')
           .leftJoin('users as assignee', 'assignee.id', 'deal_tasks.assignee_id')
-          .select([
-            'deal_tasks.id',
-            'deal_tasks.deal_id',
-            'deal_tasks.title',
-            'deal_tasks.due_date',
-            'deal_tasks.assignee_id',
-            'assignee.name as assignee_name',
-            'deal_tasks.is_completed',
-            'deal_tasks.completed_at',
-            'deal_tasks.created_at',
-            'deal_tasks.updated_at',
-          ])
+          .select(TASK_COLUMNS)
           .whereRef('deal_tasks.deal_id', '=', 'deals.id')
           // Open tasks first, soonest due first; then the done ones.
           .orderBy('deal_tasks.is_completed')

@@ -29,13 +29,6 @@ export interface WriteOptions {
 export const DEAL_WRITE_NAMES: WriteOptions['names'] = { ...DEAL_FIELD_NAMES, owner: 'deal[owner]' };
 export const INTERNAL: WriteOptions = { scope: 'all', names: DEAL_WRITE_NAMES };
 
-let defaultCurrency = 'USD';
-
-/** DEFAULT_CURRENCY from the configuration; set once when the deal routes are registered. */
-export function setDefaultCurrency(code: string): void {
-  defaultCurrency = code;
-}
-
 async function assertUser(trx: Trx, id: number | null | undefined, name: string): Promise<void> {
   if (id === null || id === undefined) return;
   if (!(await findActiveUser(trx, id))) throw ValidationError.field(name, 'Unknown user');
@@ -75,7 +68,7 @@ export async function createDeals(trx: Trx, items: NewDealItem[], options: Write
     placed.map(({ ctx, input, stage, ownerId }) => ({
       title: input.title,
       amount: input.amount ?? '0',
-      currency: input.currency ?? defaultCurrency,
+      currency: input.currency,
       pipeline_id: stage.pipeline_id,
       stage_id: stage.id,
       status: stage.type,

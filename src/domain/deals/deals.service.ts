@@ -20,7 +20,8 @@ export interface DealWriteContext {
 export interface DealCreateInput {
   title: string;
   amount?: string;
-  currency?: string;
+  /** ISO 4217; callers fill in DEFAULT_CURRENCY when the sender gave none. */
+  currency: string;
   pipelineId?: number;
   stageId?: number;
   closeDate?: string | null;

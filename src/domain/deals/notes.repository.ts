@@ -1,19 +1,22 @@
 import type { Executor, Trx } from '../../db/database.js';
 import type { NoteJsonRow } from './deal-json.js';
 
+/** What a note's JSON needs, from deal_notes left-joined with `users as author` (also used by the deal view). */
+export const NOTE_COLUMNS = [
+  'deal_notes.id',
+  'deal_notes.deal_id',
+  'deal_notes.body',
+  'deal_notes.author_id',
+  'author.name as author_name',
+  'deal_notes.created_at',
+  'deal_notes.updated_at',
+] as const;
+
 export function findNote(db: Executor, id: number): Promise<NoteJsonRow | undefined> {
   return db
     .selectFrom('deal_notes')
     .leftJoin('users as author', 'author.id', 'deal_notes.author_id')
-    .select([
-      'deal_notes.id',
-      'deal_notes.deal_id',
-      'deal_notes.body',
-      'deal_notes.author_id',
-      'author.name as author_name',
-      'deal_notes.created_at',
-      'deal_notes.updated_at',
-    ])
+    .select(NOTE_COLUMNS)
     .where('deal_notes.id', '=', id)
     .executeTakeFirst();
 }

@@ -2,22 +2,25 @@ import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.js';
 import type { TaskJsonRow } from './deal-json.js';
 
+/** What a task's JSON needs, from deal_tasks left-joined with `users as assignee` (also used by the deal view). */
+export const TASK_COLUMNS = [
+  'deal_tasks.id',
+  'deal_tasks.deal_id',
+  'deal_tasks.title',
+  'deal_tasks.due_date',
+  'deal_tasks.assignee_id',
+  'assignee.name as assignee_name',
+  'deal_tasks.is_completed',
+  'deal_tasks.completed_at',
+  'deal_tasks.created_at',
+  'deal_tasks.updated_at',
+] as const;
+
 export function findTask(db: Executor, id: number): Promise<TaskJsonRow | undefined> {
   return db
     .selectFrom('deal_tasks')
     .leftJoin('users as assignee', 'assignee.id', 'deal_tasks.assignee_id')
-    .select([
-      'deal_tasks.id',
-      'deal_tasks.deal_id',
-      'deal_tasks.title',
-      'deal_tasks.due_date',
-      'deal_tasks.assignee_id',
-      'assignee.name as assignee_name',
-      'deal_tasks.is_completed',
-      'deal_tasks.completed_at',
-      'deal_tasks.created_at',
-      'deal_tasks.updated_at',
-    ])
+    .select(TASK_COLUMNS)
     .where('deal_tasks.id', '=', id)
     .executeTakeFirst();
 }

@@ -109,11 +109,12 @@ export function toDealUpdate(body: ReceiveBody): DealUpdateInput {
   };
 }
 
-export function toDealCreate(body: ReceiveBody, source: { id: string; pipelineId: number }): DealCreateInput {
+export function toDealCreate(body: ReceiveBody, source: { id: string; pipelineId: number; currency: string }): DealCreateInput {
   if (body.title == null) throw ValidationError.field('title', 'Required');
   return {
     ...toDealUpdate(body),
     title: body.title,
+    currency: source.currency,
     pipelineId: source.pipelineId,
     sourceId: source.id,
     externalId: given(body.external_id),

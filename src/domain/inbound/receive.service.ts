@@ -65,7 +65,7 @@ const externalKey = (item: PendingReceive) =>
  * replay key or an external id (group commit keeps them apart), so each item's
  * outcome depends only on the database as it was and on itself.
  */
-async function writeReceives(trx: Trx, items: PendingReceive[]): Promise<ReceiveResult[]> {
+async function writeReceives(trx: Trx, items: PendingReceive[], currency: string): Promise<ReceiveResult[]> {
   const keys = items.map((item) => ({ sourceId: item.source.id, key: item.replayKey }));
   const claimed = await claimReplayKeys(trx, keys);
   const replays = await findReplays(trx, keys.filter((key) => !claimed.has(replayId(key))));
@@ -92,7 +92,7 @@ async function writeReceives(trx: Trx, items: PendingReceive[]): Promise<Receive
   const creates = fresh.filter((item) => dealIdOf(item) === undefined);
   const created = await createDealsInTransaction(
     trx,
-    creates.map((item) => ({ ctx: contextOf(item.source), input: toDealCreate(item.body, { id: item.source.id, pipelineId: item.source.pipeline_id }) })),
+    creates.map((item) => ({ ctx: contextOf(item.source), input: toDealCreate(item.body, { id: item.source.id, pipelineId: item.source.pipeline_id, currency }) })),
   );
   const createdIds = new Map(creates.map((item, i) => [item, created[i]!.id]));
 
@@ -141,7 +141,14 @@ async function writeReceives(trx: Trx, items: PendingReceive[]): Promise<Receive
 /** Housekeeping (log and replay-key pruning) runs once per this many logged receives of a process. */
 const PRUNE_EVERY = 500;
 
-export function createReceiver(options: { db: Db; appKey: Buffer; ratePerSecond: number; logger: { warn(details: object, message: string): void } }) {
+export function createReceiver(options: {
+  db: Db;
+  appKey: Buffer;
+  ratePerSecond: number;
+  /** Deals from senders have no currency field: DEFAULT_CURRENCY. */
+  currency: string;
+  logger: { warn(details: object, message: string): void };
+}) {
   const { db, appKey, logger } = options;
   const limiter = new SourceRateLimiter(options.ratePerSecond);
   let logged = 0;
@@ -149,7 +156,7 @@ export function createReceiver(options: { db: Db; appKey: Buffer; ratePerSecond:
   /** A batch in one transaction; if it fails as a whole, each receive is tried alone so only the bad one fails. */
   async function writeBatch(items: PendingReceive[]): Promise<Settled<ReceiveResult>[]> {
     try {
-      const results = await db.transaction().execute((trx) => writeReceives(trx, items));
+      const results = await db.transaction().execute((trx) => writeReceives(trx, items, options.currency));
       return results.map((value) => ({ ok: true, value }));
     } catch (error) {
       if (items.length === 1) return [{ ok: false, error }];

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Executor, Trx } from '../../db/database.js';
 import type { StageType } from '../../db/schema.js';
 import type { Actor } from '../../host/permissions.js';
@@ -26,24 +26,24 @@ export interface PipelineRow {
 
 const stageColumns = ['id', 'pipeline_id', 'name', 'type', 'position', 'probability'] as const;
 
+/**
+ * The visibility rule as an SQL condition on a pipeline id (a column reference):
+ * no roles listed means open to every role, else the actor's role must be
+ * listed; admins see every pipeline. The one place the rule is written.
+ */
+export function pipelineVisibleTo(actor: Actor, pipelineId: Expression<number>): Expression<SqlBool> {
+  if (actor.isAdmin) return sql<SqlBool>`true`;
+  return sql<SqlBool>`(not exists (select 1 from pipeline_roles where pipeline_roles.pipeline_id = ${pipelineId})
+    or exists (select 1 from pipeline_roles where pipeline_roles.pipeline_id = ${pipelineId} and pipeline_roles.role_id = ${actor.roleId}))`;
+}
+
 /** Pipeline ids the actor may see, or 'all' for admins (so callers can skip the filter). */
 export async function visiblePipelineIds(db: Executor, actor: Actor): Promise<number[] | 'all'> {
   if (actor.isAdmin) return 'all';
   const rows = await db
     .selectFrom('pipelines')
     .select('pipelines.id')
-    .where((eb) =>
-      eb.or([
-        eb.not(eb.exists(eb.selectFrom('pipeline_roles').select('pipeline_roles.role_id').whereRef('pipeline_roles.pipeline_id', '=', 'pipelines.id'))),
-        eb.exists(
-          eb
-            .selectFrom('pipeline_roles')
-            .select('pipeline_roles.role_id')
-            .whereRef('pipeline_roles.pipeline_id', '=', 'pipelines.id')
-            .where('pipeline_roles.role_id', '=', actor.roleId),
-        ),
-      ]),
-    )
+    .where(pipelineVisibleTo(actor, sql.ref('pipelines.id')))
     .execute();
   return rows.map((row) => row.id);
 }

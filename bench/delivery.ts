@@ -143,7 +143,7 @@ async function commitBulk(db: Db, template: EventPayload, start: number, count: 
       from jsonb_array_elements(${JSON.stringify(payloads)}::jsonb) as p
       returning id
     )
-    select count(*) from graphile_worker.add_jobs((select array_agg(row(${DELIVER_EVENT_TASK}, json_build_object('eventId', id),
+    select count(*) from graphile_worker.add_jobs((select array_agg(row(${DELIVER_EVENT_TASK}, json_build_object('eventIds', json_build_array(id)),
       null, null, null, null, null, null)::graphile_worker.job_spec) from rows))`.execute(db);
   return { ids: payloads.map((p) => p.id), committedAt: performance.now() };
 }

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { EVENT_NAMES, recordDealEvent, type EventPayload } from '../src/events/events.js';
+import { EVENT_NAMES, recordDealEvent, recordDealEvents, type EventPayload } from '../src/events/events.js';
 import { setupApp, type TestContext } from './helpers/app.js';
 import { defaultPipeline } from './helpers/factories.js';
 import {
@@ -50,6 +50,31 @@ describe('outbound delivery (builtin mode)', () => {
     const deliveries = await t.db.selectFrom('webhook_deliveries').select(['status', 'attempt_count']).execute();
     expect(deliveries).toHaveLength(EVENT_NAMES.length);
     expect(deliveries.every((d) => d.status === 'succeeded' && d.attempt_count === 1)).toBe(true);
+  });
+
+  it('delivers every event recorded together (one queue job for the lot), each once, in per-deal sequence', async () => {
+    const t = await setupApp();
+    const receiver = await startReceiver();
+    await subscribe(t, receiver.url);
+    await startTestWorker(t);
+    const deals = [await insertDeal(t.db), await insertDeal(t.db), await insertDeal(t.db)];
+    const recorded = await t.db.transaction().execute((trx) =>
+      recordDealEvents(
+        trx,
+        deals.flatMap((dealId) => [
+          { event: 'service.deal.created' as const, dealId, changedBy: { id: null, name: 'Batch' } },
+          { event: 'service.deal.contact_added' as const, dealId, changedBy: { id: null, name: 'Batch' } },
+        ]),
+      ),
+    );
+    await until(() => receiver.received.length >= recorded.length, 'six deliveries');
+    for (const payload of recorded) expect(bodiesFor(receiver, payload.id)).toHaveLength(1);
+    for (const dealId of deals) {
+      expect(recorded.filter((p) => p.deal.id === dealId).map((p) => [p.event, p.sequence])).toEqual([
+        ['service.deal.created', 1],
+        ['service.deal.contact_added', 2],
+      ]);
+    }
   });
 
   it('a signature made with another secret or over another body does not verify', async () => {

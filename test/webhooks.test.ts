@@ -231,7 +231,7 @@ describe('delivery log, redelivery and test event', () => {
     const oldPending = await recordEvent(t.db, dealId, 'service.deal.updated');
     const oldQueued = await recordEvent(t.db, dealId, 'service.deal.won');
     const recent = await recordEvent(t.db, dealId, 'service.deal.lost');
-    await sql`delete from graphile_worker._private_jobs where payload->>'eventId' <> ${oldQueued.id}`.execute(t.db);
+    await sql`delete from graphile_worker._private_jobs where payload->'eventIds'->>0 <> ${oldQueued.id}`.execute(t.db);
     await t.db
       .insertInto('webhook_deliveries')
       .values([

@@ -25,7 +25,7 @@ export const EVENT_NAMES = [
 
 export type EventName = (typeof EVENT_NAMES)[number];
 
-/** The queue task that delivers one outbox event (see events/worker). */
+/** The queue task that delivers outbox events, `{"eventIds":[...]}` (see events/worker). */
 export const DELIVER_EVENT_TASK = 'deliver_event';
 
 export interface ChangedBy {
@@ -115,8 +115,8 @@ export interface RecordOptions {
  * 1. each deal's sequence is raised by its number of events and, from the same
  *    UPDATE ... RETURNING, the deal is read as payloads show it (the row lock
  *    taken here also keeps sequence numbers from repeating);
- * 2. the outbox rows are inserted and a delivery job queued for each (one
- *    graphile_worker.add_jobs call).
+ * 2. the outbox rows are inserted and one delivery job queued for all of them
+ *    (`{"eventIds":[...]}`).
  *
  * Events of one deal get consecutive sequence numbers in the order given.
  */
@@ -161,7 +161,7 @@ export async function recordDealEvents(trx: Trx, events: readonly RecordOptions[
     };
   });
 
-  // One add_jobs call for the lot: one NOTIFY and one pass over graphile-worker's bookkeeping, not one per event.
+  // One delivery job for the lot: one NOTIFY and one job for the worker to fetch and complete, not one per event.
   await trx
     .with('stored', (db) =>
       db
@@ -177,13 +177,8 @@ export async function recordDealEvents(trx: Trx, events: readonly RecordOptions[
         )
         .returning('id'),
     )
-    .selectFrom(
-      sql<{ id: string }>`graphile_worker.add_jobs((
-        select array_agg(row(${DELIVER_EVENT_TASK}, json_build_object('eventId', stored.id::text), null, null, null, null, null, null)::graphile_worker.job_spec)
-        from stored
-      ))`.as('job'),
-    )
-    .select(sql`count(*)`.as('queued'))
+    .selectFrom('stored')
+    .select(sql`graphile_worker.add_job(${DELIVER_EVENT_TASK}, json_build_object('eventIds', json_agg(stored.id::text order by stored.id)))`.as('job'))
     .execute();
   return payloads;
 }

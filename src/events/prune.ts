@@ -40,9 +40,10 @@ export async function pruneDeliveryLog(db: Executor, retentionMs: number): Promi
           and not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.status = 'pending')
           -- the public graphile_worker.jobs view has no payload; the private tables are stable within 0.17
           and o.id::text not in (
-            select j.payload->>'eventId' from graphile_worker._private_jobs j
+            select queued.id from graphile_worker._private_jobs j
             join graphile_worker._private_tasks task on task.id = j.task_id
-            where task.identifier = ${DELIVER_EVENT_TASK} and j.payload->>'eventId' is not null)
+            cross join json_array_elements_text(j.payload->'eventIds') as queued (id)
+            where task.identifier = ${DELIVER_EVENT_TASK})
         limit ${BATCH})`.execute(db);
     result.events += Number(deleted.numAffectedRows ?? 0);
     if (Number(deleted.numAffectedRows ?? 0) < BATCH) break;

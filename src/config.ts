@@ -68,6 +68,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return { ...parsed, APP_KEY: parsed.APP_KEY ? parseAppKey(parsed.APP_KEY) : undefined };
 }
 
+/** For the entry points: a bad environment ends the process with its one line on stderr. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+}
+
 export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'HOST' | 'PORT'>): string {
   if (config.PUBLIC_BASE_URL) return config.PUBLIC_BASE_URL.replace(/\/+$/, '');
   const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;

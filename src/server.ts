@@ -3,31 +3,15 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import closeWithGrace from 'close-with-grace';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, parseAppKey, publicBaseUrl, type Config } from './config.js';
+import { loadConfigOrExit, parseAppKey, publicBaseUrl, type Config } from './config.js';
 import { createDatabase } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startWorker } from './events/worker.js';
 import { bootstrap } from './host/builtin/bootstrap.js';
-
-/** Secrets that must never reach a log line, wherever they appear. */
-export const REDACT = [
-  'req.headers.authorization',
-  'req.headers["x-service-signature"]',
-  'req.headers.cookie',
-  'password',
-  'secret',
-  'client_secret',
-  'access_token',
-  '*.password',
-  '*.secret',
-];
-
-export function createLogger(level: Config['LOG_LEVEL']): Logger {
-  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' } });
-}
+import { createLogger } from './logger.js';
 
 /** In embedded mode the APP_KEY is generated once into DATA_DIR and reused. */
 async function resolveAppKey(config: Config): Promise<Buffer> {
@@ -52,16 +36,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Data
 }
 
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL);
   config.APP_KEY = await resolveAppKey(config);
 

@@ -1,9 +1,9 @@
 import closeWithGrace from 'close-with-grace';
-import pino from 'pino';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { loadConfigOrExit } from './config.js';
 import { createDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startWorker } from './events/worker.js';
+import { createLogger } from './logger.js';
 
 /**
  * `npm run worker`: the delivery worker alone, against DATABASE_URL. Run as many
@@ -11,18 +11,12 @@ import { startWorker } from './events/worker.js';
  * WORKER=off); they share the queue and never run one job twice at once.
  */
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-    if (!config.DATABASE_URL) throw new ConfigError('Invalid configuration: DATABASE_URL: required by npm run worker');
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
+  const config = loadConfigOrExit();
+  if (!config.DATABASE_URL) {
+    process.stderr.write('Invalid configuration: DATABASE_URL: required by npm run worker\n');
+    process.exit(1);
   }
-  const logger = pino({ level: config.LOG_LEVEL });
+  const logger = createLogger(config.LOG_LEVEL);
 
   // Idempotent; lets a worker start first on a fresh database.
   const migrations = createDatabase(config.DATABASE_URL, { max: 2 });

@@ -49,17 +49,7 @@ export function findDealRow(db: Executor, id: number): Promise<DealRow | undefin
   return db.selectFrom('deals').select(dealColumns).where('id', '=', id).executeTakeFirst();
 }
 
-export interface NewDeal {
-  title: string;
-  amount: string;
-  currency: string;
-  pipeline_id: number;
-  stage_id: number;
-  status: StageType;
-  close_date: string | null;
-  owner_id: number | null;
-  created_by_id: number | null;
-  custom_fields: Record<string, unknown>;
+export interface NewDeal extends Omit<DealRow, 'id' | 'lost_reason'> {
   source_id: string | null;
   external_id: string | null;
 }

@@ -269,12 +269,11 @@ describe('stages', () => {
     expect((await stageRows(t.db, pipeline.id)).map((s) => s.id)).toContain(openA!.id);
   });
 
-  it('moves the deals of a deleted stage to moveTo, syncing status, with history and without events', async () => {
+  it('moves the deals of a deleted stage to moveTo: a stage change of each, with status, history and events', async () => {
     const pipeline = await createPipeline(t.db);
     const [openA, openB, won] = pipeline.stages;
     const dealIds = [await insertDeal(t.db, openA!, pipeline.id), await insertDeal(t.db, openA!, pipeline.id)];
     const untouched = await insertDeal(t.db, openB!, pipeline.id);
-    const eventsBefore = await t.db.selectFrom('event_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
 
     const res = await t.call({ method: 'DELETE', url: `/service/stages/${openA!.id}?moveTo=${won!.id}` });
     expect(res.statusCode).toBe(200);
@@ -288,8 +287,11 @@ describe('stages', () => {
     expect(deals.find((d) => d.id === untouched)).toMatchObject({ stage_id: openB!.id, status: 'open' });
     const history = await t.db.selectFrom('deal_stage_history').select(['deal_id', 'to_stage_id']).where('deal_id', 'in', dealIds).execute();
     expect(history.map((h) => h.to_stage_id)).toEqual([won!.id, won!.id]);
-    const eventsAfter = await t.db.selectFrom('event_outbox').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    expect(eventsAfter.n).toBe(eventsBefore.n);
+    // Contract section 5: any stage change → deal.stage_changed, plus won for a won stage, with previous_stage.
+    const events = await t.db.selectFrom('event_outbox').select(['deal_id', 'event', 'payload']).where('deal_id', 'in', dealIds).orderBy('deal_id').orderBy('sequence').execute();
+    expect(events.map((e) => [e.deal_id, e.event])).toEqual(dealIds.flatMap((id) => [[id, 'deal.stage_changed'], [id, 'service.deal.won']]));
+    for (const event of events) expect(event.payload).toMatchObject({ previous_stage: { id: openA!.id }, deal: { stage: { id: won!.id }, status: 'won' } });
+    expect(await t.db.selectFrom('event_outbox').select('id').where('deal_id', '=', untouched).execute()).toEqual([]);
     // Positions close the gap.
     expect((await stageRows(t.db, pipeline.id)).map((s) => `${s.position}:${s.name}`)).toEqual(['1:Open B', '2:Won', '3:Lost']);
   });

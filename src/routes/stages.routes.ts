@@ -66,7 +66,7 @@ export const stageRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, b
       schema: {
         tags,
         summary: 'Delete a stage; its deals move to moveTo (a stage of the same pipeline), else 409',
-        description: 'DELETE /service/stages/{id}?moveTo={stageId}. Moved deals get a stage history row but no events (an admin operation).',
+        description: 'DELETE /service/stages/{id}?moveTo={stageId}. Each moved deal is a stage move: history row and deal.stage_changed (+ won/lost) events.',
         params: idParams,
         querystring: deleteStageQuery,
         response: { 200: z.object({ success: z.literal(true), movedDeals: z.number() }) },

@@ -97,13 +97,14 @@ export async function updateDealFields(trx: Trx, id: number, values: DealFieldVa
  * reason. clock_timestamp() rather than now(): a move that waited for another
  * move's lock must not be stamped earlier than the move it waited for.
  */
-export async function setDealStage(
+/** Puts deals in a stage (and its pipeline), syncing status, won/lost times and lost_reason; answers each deal's move time. */
+export async function setDealsStage(
   trx: Trx,
-  id: number,
+  ids: number[],
   stage: { id: number; pipeline_id: number; type: StageType },
   lostReason: string | null,
-): Promise<Date> {
-  const row = await trx
+): Promise<Map<number, Date>> {
+  const rows = await trx
     .updateTable('deals')
     .set({
       stage_id: stage.id,
@@ -115,10 +116,15 @@ export async function setDealStage(
       lost_reason: stage.type === 'lost' ? lostReason : null,
       updated_at: sql<Date>`clock_timestamp()`,
     })
-    .where('id', '=', id)
-    .returning('stage_changed_at')
-    .executeTakeFirstOrThrow();
-  return row.stage_changed_at;
+    .where('id', 'in', ids)
+    .returning(['id', 'stage_changed_at'])
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.stage_changed_at]));
+}
+
+/** The deals of a stage, locked in id order (for moving them all). */
+export function lockDealsInStage(trx: Trx, stageId: number): Promise<DealRow[]> {
+  return trx.selectFrom('deals').select(dealColumns).where('stage_id', '=', stageId).orderBy('id').forUpdate().execute();
 }
 
 export async function deleteDealRow(trx: Trx, id: number): Promise<void> {

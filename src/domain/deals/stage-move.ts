@@ -1,8 +1,8 @@
 import type { Trx } from '../../db/database.js';
-import { recordDealEvent, type StageRef } from '../../events/events.js';
+import { recordDealEvents, type StageRef } from '../../events/events.js';
 import { ValidationError } from '../../http/errors.js';
-import { findDefaultPipeline, findPipeline, findStage, firstStage, type StageRow } from '../pipelines/pipelines.repository.js';
-import { setDealStage, insertStageHistory, type DealRow } from './deals.repository.js';
+import { findDefaultPipeline, findPipeline, findStage, findStages, firstStage, type StageRow } from '../pipelines/pipelines.repository.js';
+import { insertStageHistory, setDealsStage, type DealRow } from './deals.repository.js';
 import type { DealWriteContext } from './deals.service.js';
 
 /**
@@ -58,9 +58,41 @@ export const stageRef = (stage: Pick<StageRow, 'id' | 'name' | 'type'>): StageRe
 });
 
 /**
- * Moves a locked deal to a stage. Moving to the stage it is in changes nothing
- * and records nothing. Returns whether the deal moved.
+ * Moves locked deals to a stage: one statement each for the rows, their
+ * history entries and their events (`deal.stage_changed`, plus won or lost for
+ * those stage types, with `previous_stage`). Deals already in the stage change
+ * nothing and record nothing. Returns the ids that moved.
  */
+export async function moveLockedDeals(
+  trx: Trx,
+  ctx: DealWriteContext,
+  deals: DealRow[],
+  target: StageRow,
+  lostReason: string | null = null,
+): Promise<number[]> {
+  const moving = deals.filter((deal) => deal.stage_id !== target.id);
+  if (moving.length === 0) return [];
+  const previous = new Map((await findStages(trx, [...new Set(moving.map((deal) => deal.stage_id))])).map((stage) => [stage.id, stage]));
+  const movedAt = await setDealsStage(trx, moving.map((deal) => deal.id), target, lostReason);
+  await insertStageHistory(
+    trx,
+    moving.map((deal) => ({ dealId: deal.id, fromStageId: deal.stage_id, toStageId: target.id, changedBy: ctx.changedBy, at: movedAt.get(deal.id)! })),
+  );
+
+  const outcome = target.type === 'won' ? 'service.deal.won' : target.type === 'lost' ? 'service.deal.lost' : undefined;
+  await recordDealEvents(
+    trx,
+    moving.flatMap((deal) => {
+      const from = previous.get(deal.stage_id);
+      const extras = { previous_stage: from ? stageRef(from) : null, ...(ctx.source ? { source: ctx.source } : {}) };
+      const changed = { event: 'deal.stage_changed' as const, dealId: deal.id, changedBy: ctx.changedBy, extras };
+      return outcome ? [changed, { ...changed, event: outcome }] : [changed];
+    }),
+  );
+  return moving.map((deal) => deal.id);
+}
+
+/** Moves one locked deal; see moveLockedDeals. Returns whether it moved. */
 export async function moveLockedDeal(
   trx: Trx,
   ctx: DealWriteContext,
@@ -68,16 +100,5 @@ export async function moveLockedDeal(
   target: StageRow,
   lostReason: string | null = null,
 ): Promise<boolean> {
-  if (target.id === deal.stage_id) return false;
-  const previous = await findStage(trx, deal.stage_id);
-  const at = await setDealStage(trx, deal.id, target, lostReason);
-  await insertStageHistory(trx, [{ dealId: deal.id, fromStageId: deal.stage_id, toStageId: target.id, changedBy: ctx.changedBy, at }]);
-
-  const extras = { previous_stage: previous ? stageRef(previous) : null, ...(ctx.source ? { source: ctx.source } : {}) };
-  await recordDealEvent(trx, { event: 'deal.stage_changed', dealId: deal.id, changedBy: ctx.changedBy, extras });
-  if (target.type !== 'open') {
-    const event = target.type === 'won' ? 'service.deal.won' : 'service.deal.lost';
-    await recordDealEvent(trx, { event, dealId: deal.id, changedBy: ctx.changedBy, extras });
-  }
-  return true;
+  return (await moveLockedDeals(trx, ctx, [deal], target, lostReason)).length > 0;
 }

@@ -61,6 +61,11 @@ export function findDefaultPipeline(db: Executor): Promise<PipelineRow | undefin
   return db.selectFrom('pipelines').select(['id', 'name', 'is_default']).where('is_default', '=', true).executeTakeFirst();
 }
 
+export function findStages(db: Executor, ids: number[]): Promise<StageRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.selectFrom('stages').select(stageColumns).where('id', 'in', ids).execute();
+}
+
 export function findStage(db: Executor, id: number): Promise<StageRow | undefined> {
   return db.selectFrom('stages').select(stageColumns).where('id', '=', id).executeTakeFirst();
 }

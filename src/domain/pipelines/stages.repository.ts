@@ -85,34 +85,3 @@ export async function countDealsInStage(db: Executor, stageId: number): Promise<
   return row.n;
 }
 
-/**
- * Moves every deal of one stage to another of the same pipeline, syncing status
- * the way a stage move does and writing a history row per deal. An admin
- * operation: no per-deal events are emitted.
- */
-export async function moveDealsToStage(
-  trx: Trx,
-  from: StageRow,
-  to: StageRow,
-  changedBy: { id: number; name: string },
-): Promise<number> {
-  const { rows } = await sql<{ n: number }>`
-    with moved as (
-      update deals set
-        stage_id = ${to.id},
-        status = ${to.type},
-        stage_changed_at = clock_timestamp(),
-        updated_at = clock_timestamp(),
-        won_at = case when ${to.type} = 'won' then (case when status = 'won' then won_at else clock_timestamp() end) end,
-        lost_at = case when ${to.type} = 'lost' then (case when status = 'lost' then lost_at else clock_timestamp() end) end,
-        lost_reason = case when ${to.type} = 'lost' then lost_reason end
-      where stage_id = ${from.id}
-      returning id, stage_changed_at
-    ), history as (
-      insert into deal_stage_history (deal_id, from_stage_id, to_stage_id, changed_by_id, changed_by_name, changed_at)
-      select id, ${from.id}, ${to.id}, ${changedBy.id}, ${changedBy.name}, stage_changed_at from moved
-    )
-    select count(*)::int as n from moved
-  `.execute(trx);
-  return rows[0]!.n;
-}

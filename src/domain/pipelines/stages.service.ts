@@ -3,6 +3,9 @@ import type { StageType } from '../../db/schema.js';
 import type { Actor } from '../../host/permissions.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
 import { findPipeline, findStage, stagesOf, type StageRow } from './pipelines.repository.js';
+import { actorContext } from '../deals/deal-access.js';
+import { lockDealsInStage } from '../deals/deals.repository.js';
+import { moveLockedDeals } from '../deals/stage-move.js';
 import {
   assertVisible,
   defaultProbability, lockVisiblePipeline, pipelineJson, toStageJson, type PipelineJson, type StageJson } from './pipelines.service.js';
@@ -12,7 +15,6 @@ import {
   deleteStage,
   insertStages,
   lockStage,
-  moveDealsToStage,
   setStageOrder,
   shiftStagesFrom,
   stageCount,
@@ -107,7 +109,8 @@ export async function removeStage(db: Db, actor: Actor, id: number, moveTo?: num
     if (deals > 0 && !target) {
       throw new ConflictError(`The stage holds ${deals} deal(s); give moveTo (a stage of the same pipeline) to move them`, { deals });
     }
-    const movedDeals = target && deals > 0 ? await moveDealsToStage(trx, stage, target, { id: actor.id, name: actor.name }) : 0;
+    // Moving a stage's deals is a stage change of each: history rows and stage_changed (+ won/lost) events.
+    const movedDeals = target && deals > 0 ? (await moveLockedDeals(trx, actorContext(actor), await lockDealsInStage(trx, id), target)).length : 0;
     await deleteStage(trx, id);
     await compactPositions(trx, stage.pipeline_id);
     return { movedDeals };

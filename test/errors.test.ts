@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { createServer } from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +49,28 @@ describe('error mapping (contract section 2)', () => {
     expectError(res, 415, 'unsupported_media_type');
     const plain = await t.call({ method: 'POST', url: '/host/contacts/new', headers: { 'content-type': 'text/plain' }, payload: 'email=a@b.test' });
     expectError(plain, 415, 'unsupported_media_type');
+  });
+
+  it('422 naming the input for text PostgreSQL cannot store (NUL), in forms, JSON, queries and inbound bodies', async () => {
+    const form = await t.call({ method: 'POST', url: '/service/deals/new', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'deal[title]=a%00b' });
+    expect(expectError(form, 422, 'validation_failed').details).toHaveProperty(['deal[title]']);
+    const json = await t.call({ method: 'POST', url: '/service/deals/new', payload: { deal: { title: 'ok', customFields: { note: 'x\u0000y' } } } });
+    expect(expectError(json, 422, 'validation_failed').details).toHaveProperty(['deal[customFields][note]']);
+    const query = await t.call({ method: 'GET', url: '/service/deals?search=%00' });
+    expect(expectError(query, 422, 'validation_failed').details).toHaveProperty(['search']);
+
+    const source = (await t.call({ method: 'POST', url: '/service/settings/inbound-webhooks/new', payload: { source: { name: 'NUL' } } })).json().source;
+    const body = JSON.stringify({ title: 'Fine', custom_fields: { note: 'x\u0000y' } });
+    const signature = `sha256=${createHmac('sha256', source.secret).update(body).digest('hex')}`;
+    const inbound = await t.app.inject({
+      method: 'POST',
+      url: `/service/settings/inbound-webhooks/${source.id}/receive`,
+      headers: { 'content-type': 'application/json', 'x-service-signature': signature },
+      payload: body,
+    });
+    expectError(inbound, 422, 'validation_failed');
+    const deals = await t.db.selectFrom('deals').select('id').where('source_id', '=', source.id).execute();
+    expect(deals).toEqual([]);
   });
 
   it('422 for a body that is not valid JSON', async () => {

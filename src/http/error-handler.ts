@@ -57,8 +57,9 @@ export function toAppError(error: FastifyError & { code?: string; constraint?: s
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new PayloadTooLargeError(Number(/(\d+)/.exec(error.message)?.[1] ?? 0) || 1_048_576);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new UnsupportedMediaTypeError(/: (.*)$/.exec(error.message)?.[1]);
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return ValidationError.field('body', 'The body does not match its Content-Length');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return ValidationError.field('body', 'Body is not valid JSON');
@@ -68,6 +69,9 @@ export function toAppError(error: FastifyError & { code?: string; constraint?: s
       return new ConflictError('A record with these values already exists', { constraint: error.constraint });
     case '23503':
       return ValidationError.field('reference', 'Refers to a record that does not exist');
+    case '22021': // a NUL character in text
+    case '22P05': // a NUL character in JSON
+      return ValidationError.field('body', 'Text must not contain NUL characters');
     case '22P02':
     case '22003':
     case '22007':
@@ -87,7 +91,24 @@ export function errorBody(error: AppError) {
   return { errors: [{ code: error.statusCode, message: error.message, details: error.details, type: error.type }] };
 }
 
+/** The first string in a parsed body or query that holds a NUL character, named as sent (`deal[title]`). */
+export function findNulCharacter(value: unknown, name: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? name || 'body' : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const found = findNulCharacter(inner, name ? `${name}[${key}]` : key);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
+  // PostgreSQL cannot store NUL in text or JSON; refuse it up front, naming the input, instead of failing at the insert.
+  app.addHook('preValidation', async (request) => {
+    const input = findNulCharacter(request.query, '') ?? (Buffer.isBuffer(request.body) ? undefined : findNulCharacter(request.body, ''));
+    if (input) throw ValidationError.field(input, 'Must not contain NUL characters');
+  });
+
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     let mapped = toAppError(error);
     if (!mapped || mapped.statusCode >= 500) {

@@ -25,6 +25,19 @@ describe('deal permissions and visibility', () => {
     expect((await t.call({ method: 'GET', url: '/service/999999/view' }, viewer)).statusCode).toBe(404);
   });
 
+  it('writing a deal also needs viewing it: edit-other without view-other cannot change (or read back) others\' deals', async () => {
+    const t = await setupApp();
+    const editor = await createUser(t.db, ['service:deals:viewown', 'service:deals:editother', 'service:deals:deleteother']);
+    const others = await createDeal(t.db, { ownerId: 1 });
+    const mine = await createDeal(t.db, { ownerId: editor.id });
+    const patch = await t.call({ method: 'PATCH', url: `/service/${others.id}`, payload: { deal: {} } }, editor);
+    expect(patch.statusCode).toBe(403);
+    expect(patch.body).not.toContain('"contacts"');
+    expect((await t.call({ method: 'POST', url: `/service/${others.id}/notes`, payload: { note: { body: 'hi' } } }, editor)).statusCode).toBe(403);
+    expect((await t.call({ method: 'DELETE', url: `/service/${others.id}` }, editor)).statusCode).toBe(403);
+    expect((await t.call({ method: 'PATCH', url: `/service/${mine.id}`, payload: { deal: { title: 'Mine, renamed' } } }, editor)).json().deal.title).toBe('Mine, renamed');
+  });
+
   it('a caller without any deal permission gets 403', async () => {
     const t = await setupApp();
     const nobody = await createUser(t.db, ['service:pipelines:view']);

@@ -25,11 +25,11 @@ export interface DealAccessFacts {
   pipelineVisible: boolean;
 }
 
+/** A write also needs the view permission: every write answers with the deal, and nobody edits what they cannot see. */
 export function assertDealAccess(actor: Actor, facts: DealAccessFacts, action: DealAction): void {
-  const [own, other] = DEAL_PERMISSIONS[action];
-  if (!facts.pipelineVisible || !canOnRecord(actor, facts, own, other)) {
-    throw new ForbiddenError(`You may not ${action} this deal`);
-  }
+  const needed: DealAction[] = action === 'view' ? ['view'] : ['view', action];
+  const allowed = needed.every((each) => canOnRecord(actor, facts, ...DEAL_PERMISSIONS[each]));
+  if (!facts.pipelineVisible || !allowed) throw new ForbiddenError(`You may not ${action} this deal`);
 }
 
 async function checkRow(db: Executor, actor: Actor, deal: DealRow | undefined, action: DealAction): Promise<DealRow> {

@@ -1,13 +1,19 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
 /**
- * Outbound signatures. Standard Webhooks (https://www.standardwebhooks.com):
- * `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`,
- * keyed with the base64-decoded part of a `whsec_` secret, several signatures
- * space-separated while a rotated secret is still valid. Mautic-style:
- * `Webhook-Signature: <base64 HMAC-SHA256 of the body>`, keyed with the secret
- * string exactly as shown (Mautic receivers hash with the secret they were given),
- * signed with the current secret only.
+ * Outbound signatures, in the one `webhook-signature` header (header names are
+ * case-insensitive, so the contract's Standard Webhooks `webhook-signature` and
+ * Mautic-style `Webhook-Signature` are the same field). Its value is a
+ * space-separated list, as Standard Webhooks (https://www.standardwebhooks.com)
+ * defines it:
+ * - `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the
+ *   base64-decoded part of a `whsec_` secret; one per secret while a rotated
+ *   secret is still valid;
+ * - `mautic,<base64 HMAC-SHA256 of the body>`, keyed with the current secret
+ *   string exactly as shown (what Mautic receivers compute).
+ * Standard Webhooks verifiers skip entries of versions they do not know, so a
+ * reference library verifies the header as sent; one field line also survives
+ * servers and proxies that join repeated fields.
  */
 
 const SECRET_PREFIX = 'whsec_';
@@ -34,13 +40,8 @@ function signingKey(secret: string): Buffer {
 export type SignedHeaders = {
   'webhook-id': string;
   'webhook-timestamp': string;
-  /**
-   * Two field lines: the Standard Webhooks list, then the Mautic-style body
-   * signature. Header names are case-insensitive, so `webhook-signature` and
-   * `Webhook-Signature` are one field; receivers that join repeated fields see
-   * `v1,<sig>[ v1,<sig>], <mautic>` (Node: `req.headersDistinct` keeps them apart).
-   */
-  'webhook-signature': [standard: string, mautic: string];
+  /** `v1,<sig>[ v1,<sig>] mautic,<sig>` */
+  'webhook-signature': string;
 };
 
 /**
@@ -53,6 +54,6 @@ export function signedHeaders(secrets: readonly string[], id: string, timestampS
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestampSeconds),
-    'webhook-signature': [standard.join(' '), createHmac('sha256', secrets[0]!).update(body).digest('base64')],
+    'webhook-signature': [...standard, `mautic,${createHmac('sha256', secrets[0]!).update(body).digest('base64')}`].join(' '),
   };
 }

@@ -76,28 +76,37 @@ export async function startReceiver(reply: Receiver['reply'] = () => ({ status: 
  * the header a space-separated list of `v1,<base64>`; timestamps older than
  * five minutes are refused. Returns the number of valid signatures.
  */
+/**
+ * Standard Webhooks verification as the reference libraries do it: the
+ * `webhook-signature` value split on spaces, each entry split on its one comma
+ * into version and signature (a second comma is an error there too), entries
+ * of other versions skipped. Answers how many v1 signatures match.
+ */
 export function verifyStandardWebhook(secret: string, received: Received): number {
   const id = received.headers['webhook-id'];
   const timestamp = received.headers['webhook-timestamp'];
-  const list = received.distinct['webhook-signature']?.find((value) => value.startsWith('v1,'));
-  if (typeof id !== 'string' || typeof timestamp !== 'string' || !list) return 0;
+  const header = received.headers['webhook-signature'];
+  if (typeof id !== 'string' || typeof timestamp !== 'string' || typeof header !== 'string') return 0;
   if (Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return 0;
   const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${received.body}`).digest();
-  return list
-    .split(' ')
-    .map((entry) => entry.split(','))
-    .filter(([version, signature]) => version === 'v1' && signature)
-    .filter(([, signature]) => {
-      const given = Buffer.from(signature!, 'base64');
-      return given.length === expected.length && timingSafeEqual(given, expected);
-    }).length;
+  let matches = 0;
+  for (const entry of header.split(' ')) {
+    const parts = entry.split(',');
+    if (parts.length !== 2) throw new Error(`malformed signature entry: ${entry}`);
+    const [version, signature] = parts as [string, string];
+    if (version !== 'v1') continue;
+    const given = Buffer.from(signature, 'base64');
+    if (given.length === expected.length && timingSafeEqual(given, expected)) matches += 1;
+  }
+  return matches;
 }
 
-/** Mautic-style: base64 HMAC-SHA256 of the raw body, keyed with the secret string as given. */
+/** Mautic-style: the `mautic,` entry is the base64 HMAC-SHA256 of the raw body, keyed with the secret string. */
 export function verifyMauticSignature(secret: string, received: Received): boolean {
-  const value = received.distinct['webhook-signature']?.find((entry) => !entry.startsWith('v1,'));
-  return value === createHmac('sha256', secret).update(received.body).digest('base64');
+  const header = received.headers['webhook-signature'];
+  const entry = typeof header === 'string' ? header.split(' ').find((value) => value.startsWith('mautic,')) : undefined;
+  return entry === `mautic,${createHmac('sha256', secret).update(received.body).digest('base64')}`;
 }
 
 /** Polls until `check` returns something truthy (the deadline only bounds a hang). */

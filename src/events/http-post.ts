@@ -96,10 +96,14 @@ export function postJson(options: PostOptions): Promise<PostResult> {
         response.on('error', (error) => (size > 0 ? done() : fail(`Response failed: ${error.message}`)));
       },
     );
-    const timer = setTimeout(() => {
-      request.destroy();
-      fail(`Timed out after ${options.timeoutMs} ms`);
-    }, options.timeoutMs);
+    // The 10 s are the target's: they start when the request has a socket, not while it waits for one of the pool's.
+    let timer: NodeJS.Timeout | undefined;
+    request.once('socket', () => {
+      timer = setTimeout(() => {
+        request.destroy();
+        fail(`Timed out after ${options.timeoutMs} ms`);
+      }, options.timeoutMs);
+    });
     request.on('error', (error: NodeJS.ErrnoException) => fail(error.code ? `${error.code}: ${error.message}` : error.message));
     request.end(body);
   });

@@ -161,7 +161,7 @@ export async function recordFailure(
   attempt: AttemptRecord,
   options: { gone: boolean; delayMs: number; retryWindowMs: number; disableAfterMs: number },
 ): Promise<FailureOutcome> {
-  const deliveryId = delivery.id ?? (await insertPending(trx, delivery));
+  const deliveryId = delivery.id ?? (await insertPending(trx, delivery, attempt.attemptedAt));
   if (deliveryId === null) return { status: 'pending', nextAttemptAt: null, disabledReason: null };
   await trx
     .insertInto('webhook_attempts')
@@ -212,11 +212,15 @@ export async function recordFailure(
   return { status: outcome.status, nextAttemptAt: outcome.next_attempt_at, disabledReason };
 }
 
-/** The row of a first attempt that failed; null when another run already wrote it. */
-async function insertPending(trx: Executor, delivery: DeliveryToAttempt): Promise<number | null> {
+/**
+ * The row of a first attempt that failed; null when another run already wrote it.
+ * Its retry cycle starts at that attempt (the app's clock, like attempted_at), so
+ * the attempt counts towards the backoff.
+ */
+async function insertPending(trx: Executor, delivery: DeliveryToAttempt, cycleStartedAt: Date): Promise<number | null> {
   const { rows } = await sql<{ id: number }>`
-    insert into webhook_deliveries (subscription_id, event_id, event)
-    values (${delivery.subscription_id}::integer, ${delivery.event_id}::uuid, ${delivery.event})
+    insert into webhook_deliveries (subscription_id, event_id, event, cycle_started_at)
+    values (${delivery.subscription_id}::integer, ${delivery.event_id}::uuid, ${delivery.event}, ${cycleStartedAt})
     on conflict do nothing
     returning id`.execute(trx);
   return rows[0]?.id ?? null;

@@ -2,8 +2,7 @@ import type { FastifyError, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteDeps } from '../app.js';
-import type { SourceRow } from '../domain/inbound/inbound.repository.js';
-import { createReceiver, type Receiver } from '../domain/inbound/receive.service.js';
+import { createReceiver, type Receiver, type ReceivingSource } from '../domain/inbound/receive.service.js';
 import { parseJsonObject, receiveBody } from '../domain/inbound/receive.mapping.js';
 import { SIGNATURE_HEADER } from '../domain/inbound/inbound.signature.js';
 import {
@@ -67,7 +66,7 @@ const replayHeader = z.string().trim().min(1, 'Must not be empty').max(255, 'Mus
  * 256 KiB, and logs every refusal of a known source.
  */
 const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, { receiver }) => {
-  const sources = new WeakMap<FastifyRequest, SourceRow>();
+  const sources = new WeakMap<FastifyRequest, ReceivingSource>();
   const raws = new WeakMap<FastifyRequest, Buffer>();
 
   app.removeAllContentTypeParsers();

@@ -25,7 +25,7 @@ export function parseSignatureHeader(header: string | string[] | undefined): Buf
 }
 
 /** True when the digest matches the body under any of the secrets; every candidate is compared in constant time. */
-export function signatureMatches(digest: Buffer, body: Buffer, secrets: string[]): boolean {
+export function signatureMatches(digest: Buffer, body: Buffer, secrets: readonly string[]): boolean {
   let matched = false;
   for (const secret of secrets) {
     if (timingSafeEqual(hmacSha256(secret, body), digest)) matched = true;

@@ -50,6 +50,11 @@ interface PendingReceive {
   replayKey: string;
 }
 
+/** A source as the receive endpoint uses it: its row and its opened secrets (current, and previous while valid). */
+export interface ReceivingSource extends SourceRow {
+  secrets: readonly string[];
+}
+
 /** How long a process trusts what it read of a source (its enabled flag and secrets). */
 export const SOURCE_TTL_MS = 1000;
 
@@ -85,10 +90,9 @@ async function writeReceives(trx: Trx, items: PendingReceive[], currency: string
     source: { id: source.id, name: source.name },
   });
 
-  for (const item of fresh) {
-    const dealId = dealIdOf(item);
-    if (dealId !== undefined) await updateDealInTransaction(trx, contextOf(item.source), dealId, toDealUpdate(item.body));
-  }
+  // Existing deals are updated in id order, like every multi-deal lock, so no two writers wait on each other crosswise.
+  const updates = fresh.filter((item) => dealIdOf(item) !== undefined).sort((a, b) => dealIdOf(a)! - dealIdOf(b)!);
+  for (const item of updates) await updateDealInTransaction(trx, contextOf(item.source), dealIdOf(item)!, toDealUpdate(item.body));
   const creates = fresh.filter((item) => dealIdOf(item) === undefined);
   const created = await createDealsInTransaction(
     trx,
@@ -183,18 +187,18 @@ export function createReceiver(options: {
    * trip and some CPU. Changes made through this process apply at once
    * (forget); other processes see them within SOURCE_TTL_MS.
    */
-  const known = new Map<string, { source: SourceRow | undefined; secrets: string[]; readAt: number }>();
-  async function lookup(sourceId: string) {
+  const known = new Map<string, { source: ReceivingSource | undefined; readAt: number }>();
+  async function lookup(sourceId: string): Promise<ReceivingSource | undefined> {
     const hit = known.get(sourceId);
-    if (hit && Date.now() - hit.readAt < SOURCE_TTL_MS) return hit;
-    const source = await findSourceRow(db, sourceId);
-    const secrets = !source
-      ? []
-      : [source.secret_encrypted, ...(source.previous_secret_valid ? [source.previous_secret_encrypted!] : [])].map((sealed) => open(appKey, sealed));
+    if (hit && Date.now() - hit.readAt < SOURCE_TTL_MS) return hit.source;
+    const row = await findSourceRow(db, sourceId);
+    const source = row && {
+      ...row,
+      secrets: [row.secret_encrypted, ...(row.previous_secret_valid ? [row.previous_secret_encrypted!] : [])].map((sealed) => open(appKey, sealed)),
+    };
     if (known.size >= 10_000) known.clear();
-    const entry = { source, secrets, readAt: Date.now() };
-    known.set(sourceId, entry);
-    return entry;
+    known.set(sourceId, { source, readAt: Date.now() });
+    return source;
   }
 
   /** lastReceivedAt has one-second precision; skipping the write within that second saves a statement per receive. */
@@ -226,8 +230,8 @@ export function createReceiver(options: {
 
   return {
     /** The source a receive is addressed to; unknown, malformed and disabled ids are all 404 (a disabled hit is logged). */
-    async source(sourceId: string): Promise<SourceRow> {
-      const source = UUID.test(sourceId) ? (await lookup(sourceId)).source : undefined;
+    async source(sourceId: string): Promise<ReceivingSource> {
+      const source = UUID.test(sourceId) ? await lookup(sourceId) : undefined;
       if (source && !source.enabled) {
         await quietly('log a receive', () => log(source.id, { status: 404, outcome: 'rejected', error: 'Source is disabled' }));
       }
@@ -236,10 +240,10 @@ export function createReceiver(options: {
     },
 
     /** 403 unless the header carries the HMAC of these exact bytes under the current or a still-valid previous secret. */
-    authenticate(source: SourceRow, header: string | string[] | undefined, raw: Buffer): void {
+    authenticate(source: ReceivingSource, header: string | string[] | undefined, raw: Buffer): void {
       const digest = parseSignatureHeader(header);
       if (!digest) throw new InvalidSignatureError('Missing or malformed X-Service-Signature header: expected sha256=<hex>');
-      if (!signatureMatches(digest, raw, known.get(source.id)?.secrets ?? [])) throw new InvalidSignatureError('Signature does not match the request body');
+      if (!signatureMatches(digest, raw, source.secrets)) throw new InvalidSignatureError('Signature does not match the request body');
     },
 
     /**

@@ -37,7 +37,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: API_BODY_LIMIT,
-    trustProxy: false,
+    trustProxy: deps.config.TRUST_PROXY,
     // Keep a caller's X-Request-Id when it is sane, so logs line up across services.
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];

@@ -11,6 +11,8 @@ const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
+  /** Behind a reverse proxy: take the client address (login limiter, logs) from X-Forwarded-For. */
+  TRUST_PROXY: bool.default(false),
   DATABASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^postgres(ql)?$/ }).optional()),
   DATA_DIR: z.string().min(1).default('./data'),
   APP_KEY: z.preprocess(

@@ -20,6 +20,7 @@ describe('configuration', () => {
     expect(config).toMatchObject({
       PORT: 3000,
       HOST: '127.0.0.1',
+      TRUST_PROXY: false,
       DATA_DIR: './data',
       ADMIN_USERNAME: 'admin',
       WEBHOOK_MODE: 'builtin',

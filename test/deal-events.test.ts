@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { createDealInTransaction } from '../src/domain/deals/deals.service.js';
+import { createDealsInTransaction } from '../src/domain/deals/deals.service.js';
 import { setupApp, type TestContext } from './helpers/app.js';
 import { createContact, createPipeline, createUser } from './helpers/factories.js';
 
@@ -173,7 +173,7 @@ describe('recorded events', () => {
 
     await expect(
       t.db.transaction().execute(async (trx) => {
-        await createDealInTransaction(trx, { changedBy: { id: null, name: 'Inbound' } }, { title: 'Inside', currency: 'USD' });
+        await createDealsInTransaction(trx, [{ ctx: { changedBy: { id: null, name: 'Inbound' } }, input: { title: 'Inside', currency: 'USD' } }]);
         throw new Error('caller failed after the create');
       }),
     ).rejects.toThrow('caller failed');

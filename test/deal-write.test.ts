@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { addContactInTransaction } from '../src/domain/deals/committee.service.js';
-import { createDealInTransaction, updateDealInTransaction } from '../src/domain/deals/deals.service.js';
+import { createDealsInTransaction, updateDealInTransaction } from '../src/domain/deals/deals.service.js';
 import { setupApp } from './helpers/app.js';
 import { createContact, createPipeline, defaultPipeline } from './helpers/factories.js';
 
@@ -11,7 +11,7 @@ describe('deal writes inside a transaction', () => {
   it('creates in the default pipeline first stage with a created event carrying source', async () => {
     const t = await setupApp();
     const sales = await defaultPipeline(t.db);
-    const { id } = await t.db.transaction().execute((trx) => createDealInTransaction(trx, inbound, { title: 'From form', amount: '10.5', currency: 'USD' }));
+    const { id } = await t.db.transaction().execute((trx) => createDealsInTransaction(trx, [{ ctx: inbound, input: { title: 'From form', amount: '10.5', currency: 'USD' } }]).then(([created]) => created!));
     const deal = await t.db.selectFrom('deals').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(deal).toMatchObject({ pipeline_id: sales.id, stage_id: sales.stages[0]!.id, status: 'open', amount: '10.50', owner_id: null, created_by_id: null });
     const events = await t.db.selectFrom('event_outbox').select(['event', 'sequence', 'payload']).where('deal_id', '=', id).execute();
@@ -22,7 +22,7 @@ describe('deal writes inside a transaction', () => {
   it('updates with changes only when something changed; a stage inside is a stage move', async () => {
     const t = await setupApp();
     const p = await createPipeline(t.db);
-    const { id } = await t.db.transaction().execute((trx) => createDealInTransaction(trx, inbound, { title: 'A', currency: 'USD', pipelineId: p.id }));
+    const { id } = await t.db.transaction().execute((trx) => createDealsInTransaction(trx, [{ ctx: inbound, input: { title: 'A', currency: 'USD', pipelineId: p.id } }]).then(([created]) => created!));
     const same = await t.db.transaction().execute((trx) => updateDealInTransaction(trx, inbound, id, { title: 'A' }));
     expect(same.changed).toBe(false);
     const moved = await t.db.transaction().execute((trx) => updateDealInTransaction(trx, inbound, id, { title: 'B', stageId: p.stages[2]!.id }));
@@ -36,7 +36,7 @@ describe('deal writes inside a transaction', () => {
   it('adds a contact once (contact_added once), primary if none', async () => {
     const t = await setupApp();
     const contact = await createContact(t.db);
-    const { id } = await t.db.transaction().execute((trx) => createDealInTransaction(trx, inbound, { title: 'C', currency: 'USD' }));
+    const { id } = await t.db.transaction().execute((trx) => createDealsInTransaction(trx, [{ ctx: inbound, input: { title: 'C', currency: 'USD' } }]).then(([created]) => created!));
     const first = await t.db.transaction().execute((trx) => addContactInTransaction(trx, inbound, id, { contactId: contact.id, primaryIfNone: true }));
     const again = await t.db.transaction().execute((trx) => addContactInTransaction(trx, inbound, id, { contactId: contact.id, role: 'Buyer' }));
     expect([first.added, again.added]).toEqual([true, false]);

@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.js';
 
@@ -28,4 +28,9 @@ export function createDatabase(connectionString: string, options: { max?: number
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool, destroy: () => db.destroy() };
+}
+
+/** One round trip to the database; throws when it does not answer (for /health). */
+export async function pingDatabase(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
 }

@@ -5,7 +5,7 @@ import { addContact, removeContact } from '../domain/deals/committee.service.js'
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { committeeBody, memberJson } from '../domain/deals/deals.schemas.js';
 import { actorOf } from '../http/guard.js';
-import { id, successResponse } from '../http/schemas.js';
+import { id, idParams, successResponse } from '../http/schemas.js';
 
 /** The buying committee: host contacts on a deal, with a role and at most one primary. */
 export const dealCommitteeRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db }) => {
@@ -19,7 +19,7 @@ export const dealCommitteeRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app,
       schema: {
         tags,
         summary: 'Add a contact to the buying committee (again: update role/primary)',
-        params: z.object({ id }),
+        params: idParams,
         body: committeeBody,
         response: { 200: z.object({ contact: memberJson }) },
       },

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteDeps } from '../app.js';
+import { pingDatabase } from '../db/database.js';
 import { AppError } from '../http/errors.js';
 
 export const metaRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) => {
@@ -13,7 +13,7 @@ export const metaRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =>
     },
     async () => {
       try {
-        await sql`select 1`.execute(deps.db);
+        await pingDatabase(deps.db);
       } catch {
         throw new AppError(503, 'unavailable', 'The database is unavailable');
       }

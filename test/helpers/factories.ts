@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/database.js';
 import type { StageType } from '../../src/db/schema.js';
-import { createDealInTransaction, type DealCreateInput } from '../../src/domain/deals/deals.service.js';
+import { createDealsInTransaction, type DealCreateInput } from '../../src/domain/deals/deals.service.js';
 import { hashPassword } from '../../src/host/passwords.js';
 import type { Permission } from '../../src/host/permissions.js';
 
@@ -88,13 +88,9 @@ export async function defaultPipeline(db: Db): Promise<TestPipeline> {
  */
 export async function createDeal(db: Db, values: Partial<DealCreateInput> = {}): Promise<{ id: number }> {
   const createdById = values.createdById === undefined ? 1 : values.createdById;
-  return db.transaction().execute((trx) =>
-    createDealInTransaction(trx, { changedBy: { id: createdById, name: 'Factory' } }, {
-      title: `Deal ${unique()}`,
-      currency: 'USD',
-      ownerId: createdById,
-      ...values,
-      createdById,
-    }),
+  const input = { title: `Deal ${unique()}`, currency: 'USD', ownerId: createdById, ...values, createdById };
+  const [created] = await db.transaction().execute((trx) =>
+    createDealsInTransaction(trx, [{ ctx: { changedBy: { id: createdById, name: 'Factory' } }, input }]),
   );
+  return created!;
 }

@@ -1,11 +1,11 @@
 import type { Db } from '../../db/database.js';
-import { recordDealEvent } from '../../events/events.js';
-import { AppError, ValidationError } from '../../http/errors.js';
+import type { FastifyError } from 'fastify';
+import { toAppError } from '../../http/error-handler.js';
+import { ValidationError } from '../../http/errors.js';
 import type { Actor } from '../../host/permissions.js';
 import { findStage, visiblePipelineIds } from '../pipelines/pipelines.repository.js';
 import { actorContext, lockDealFor } from './deal-access.js';
-import { DEAL_WRITE_NAMES, patchLockedDeal } from './deal-write.js';
-import { deleteDealRow, findActiveUser } from './deals.repository.js';
+import { assertUser, DEAL_WRITE_NAMES, deleteLockedDeal, patchLockedDeal } from './deal-write.js';
 import { moveLockedDeal } from './stage-move.js';
 
 /**
@@ -34,9 +34,7 @@ export interface BatchResult {
 }
 
 async function validate(db: Db, actor: Actor, request: BatchRequest) {
-  if (request.action === 'reassign' && request.owner !== null && !(await findActiveUser(db, request.owner))) {
-    throw ValidationError.field('owner', 'Unknown user');
-  }
+  if (request.action === 'reassign') await assertUser(db, request.owner, 'owner');
   if (request.action === 'move_stage') {
     const stage = await findStage(db, request.stageId);
     const visible = await visiblePipelineIds(db, actor);
@@ -55,8 +53,7 @@ export async function runBatch(db: Db, actor: Actor, request: BatchRequest): Pro
       await db.transaction().execute(async (trx) => {
         if (request.action === 'delete') {
           await lockDealFor(trx, actor, id, 'delete');
-          await recordDealEvent(trx, { event: 'service.deal.deleted', dealId: id, changedBy: ctx.changedBy });
-          await deleteDealRow(trx, id);
+          await deleteLockedDeal(trx, ctx, id);
           return;
         }
         const deal = await lockDealFor(trx, actor, id, 'edit');
@@ -68,8 +65,10 @@ export async function runBatch(db: Db, actor: Actor, request: BatchRequest): Pro
       });
       results.push({ id, ok: true });
     } catch (error) {
-      if (!(error instanceof AppError) || error.statusCode >= 500) throw error;
-      results.push({ id, ok: false, error: { code: error.statusCode, type: error.type, message: error.message } });
+      // An item's own failure (403, 404, a stage deleted meanwhile, ...) is its result; a fault still fails the request.
+      const mapped = toAppError(error as FastifyError);
+      if (!mapped || mapped.statusCode >= 500) throw error;
+      results.push({ id, ok: false, error: { code: mapped.statusCode, type: mapped.type, message: mapped.message } });
     }
   }
   const succeeded = results.filter((r) => r.ok).length;

@@ -1,9 +1,10 @@
-import type { Trx } from '../../db/database.js';
+import type { Executor, Trx } from '../../db/database.js';
 import { recordDealEvent, recordDealEvents } from '../../events/events.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { formatMoney } from '../money.js';
 import {
   findActiveUser,
+  deleteDealRow,
   insertDeals,
   insertStageHistory,
   lockDeal,
@@ -29,9 +30,10 @@ export interface WriteOptions {
 export const DEAL_WRITE_NAMES: WriteOptions['names'] = { ...DEAL_FIELD_NAMES, owner: 'deal[owner]' };
 export const INTERNAL: WriteOptions = { scope: 'all', names: DEAL_WRITE_NAMES };
 
-async function assertUser(trx: Trx, id: number | null | undefined, name: string): Promise<void> {
+/** Owners and assignees must be active host users: 422 on the input `name` otherwise (no user given is fine). */
+export async function assertUser(db: Executor, id: number | null | undefined, name: string): Promise<void> {
   if (id === null || id === undefined) return;
-  if (!(await findActiveUser(trx, id))) throw ValidationError.field(name, 'Unknown user');
+  if (!(await findActiveUser(db, id))) throw ValidationError.field(name, 'Unknown user');
 }
 
 const sourceExtra = (ctx: DealWriteContext) => (ctx.source ? { source: ctx.source } : {});
@@ -162,6 +164,12 @@ export async function patchLockedDeal(
   }
   const moved = target ? await moveLockedDeal(trx, ctx, deal, target) : false;
   return { changed: fieldsChanged || moved };
+}
+
+/** Deletes a locked deal; `service.deal.deleted` is recorded first, while the deal still exists. */
+export async function deleteLockedDeal(trx: Trx, ctx: DealWriteContext, dealId: number): Promise<void> {
+  await recordDealEvent(trx, { event: 'service.deal.deleted', dealId, changedBy: ctx.changedBy });
+  await deleteDealRow(trx, dealId);
 }
 
 export async function lockDealOrFail(trx: Trx, dealId: number): Promise<DealRow> {

@@ -1,5 +1,5 @@
 import type { Db, Trx } from '../../db/database.js';
-import { recordDealEvent, type ChangedBy } from '../../events/events.js';
+import type { ChangedBy } from '../../events/events.js';
 import { NotFoundError } from '../../http/errors.js';
 import type { Actor } from '../../host/permissions.js';
 import { formatMoney } from '../money.js';
@@ -7,8 +7,8 @@ import { visiblePipelineIds } from '../pipelines/pipelines.repository.js';
 import { actorContext, assertDealAccess, lockDealFor } from './deal-access.js';
 import type { DealFullJson } from './deal-json.js';
 import { loadFullDeal } from './deal-view.js';
-import { deleteDealRow, findDealRow, type DealRow } from './deals.repository.js';
-import { createDeal, createDeals, DEAL_WRITE_NAMES, INTERNAL, lockDealOrFail, patchLockedDeal, type NewDealItem, type WriteOptions } from './deal-write.js';
+import { findDealRow, type DealRow } from './deals.repository.js';
+import { createDeal, createDeals, DEAL_WRITE_NAMES, deleteLockedDeal, INTERNAL, lockDealOrFail, patchLockedDeal, type NewDealItem, type WriteOptions } from './deal-write.js';
 import { moveLockedDeal, resolveStage } from './stage-move.js';
 
 /** Who changes a deal: an API caller ({id, name}) or an inbound source ({id: null, name} plus `source`). */
@@ -44,15 +44,11 @@ export interface DealUpdateInput {
 }
 
 /**
- * Creates a deal inside the caller's transaction and records
- * `service.deal.created` (with `source` when the context has one). Validates
- * references (stage in pipeline, owner exists) but checks no permissions.
+ * Creates deals inside the caller's transaction (one statement per step) and
+ * records `service.deal.created` for each (with `source` when the context has
+ * one). Validates references (stage in pipeline, owner exists) but checks no
+ * permissions.
  */
-export function createDealInTransaction(trx: Trx, ctx: DealWriteContext, input: DealCreateInput): Promise<{ id: number }> {
-  return createDeal(trx, ctx, input, INTERNAL);
-}
-
-/** Several creates at once (one statement per step); the same rules and events as createDealInTransaction. */
 export function createDealsInTransaction(trx: Trx, items: NewDealItem[]): Promise<{ id: number }[]> {
   return createDeals(trx, items, INTERNAL);
 }
@@ -112,8 +108,7 @@ export async function updateDealAsActor(db: Db, actor: Actor, dealId: number, pa
 export async function deleteDealAsActor(db: Db, actor: Actor, dealId: number): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await lockDealFor(trx, actor, dealId, 'delete');
-    await recordDealEvent(trx, { event: 'service.deal.deleted', dealId, changedBy: actorContext(actor).changedBy });
-    await deleteDealRow(trx, dealId);
+    await deleteLockedDeal(trx, actorContext(actor), dealId);
   });
 }
 

@@ -1,10 +1,10 @@
 import type { Db, Trx } from '../../db/database.js';
 import { recordDealEvent } from '../../events/events.js';
-import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { NotFoundError } from '../../http/errors.js';
 import type { Actor } from '../../host/permissions.js';
 import { actorContext, assertCanViewDeal, lockDealFor } from './deal-access.js';
 import { toTaskJson, type TaskJson } from './deal-json.js';
-import { findActiveUser } from './deals.repository.js';
+import { assertUser } from './deal-write.js';
 import { deleteTask as deleteTaskRow, findTask, insertTask, setTaskCompleted, updateTask, type TaskValues } from './tasks.repository.js';
 
 /**
@@ -19,9 +19,7 @@ export interface TaskInput {
 }
 
 async function toValues(trx: Trx, input: TaskInput): Promise<TaskValues> {
-  if (input.assignee !== undefined && input.assignee !== null && !(await findActiveUser(trx, input.assignee))) {
-    throw ValidationError.field('task[assignee]', 'Unknown user');
-  }
+  await assertUser(trx, input.assignee, 'task[assignee]');
   return { title: input.title, due_date: input.dueDate, assignee_id: input.assignee };
 }
 

@@ -24,7 +24,7 @@ export interface PipelineRow {
   is_default: boolean;
 }
 
-const stageColumns = ['id', 'pipeline_id', 'name', 'type', 'position', 'probability'] as const;
+export const stageColumns = ['id', 'pipeline_id', 'name', 'type', 'position', 'probability'] as const;
 
 /**
  * The visibility rule as an SQL condition on a pipeline id (a column reference):

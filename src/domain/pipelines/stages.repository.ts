@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.js';
 import type { StageType } from '../../db/schema.js';
-import type { StageRow } from './pipelines.repository.js';
+import { stageColumns, type StageRow } from './pipelines.repository.js';
 
 /** Writes to stages. Positions are 1..n per pipeline; their unique constraint is checked at commit. */
 
@@ -11,7 +11,6 @@ export interface StageValues {
   probability: number;
 }
 
-const stageColumns = ['id', 'pipeline_id', 'name', 'type', 'position', 'probability'] as const;
 
 /** Locks the stage row: deals cannot enter it (their foreign key waits) until the transaction ends. */
 export function lockStage(trx: Trx, id: number): Promise<StageRow | undefined> {

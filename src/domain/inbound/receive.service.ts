@@ -210,13 +210,14 @@ export function createReceiver(options: {
     await touchSource(db, sourceId);
   }
 
-  async function countLogged(sourceId: string): Promise<void> {
-    if (++logged % PRUNE_EVERY === 0) await pruneInboundRows(db, sourceId);
+  /** Every PRUNE_EVERY logged receives, prunes in the background: no sender waits for housekeeping. */
+  function countLogged(sourceId: string): void {
+    if (++logged % PRUNE_EVERY === 0) void quietly('prune the receive log', () => pruneInboundRows(db, sourceId));
   }
 
   async function log(sourceId: string, entry: LogEntry): Promise<void> {
     await insertLogEntry(db, sourceId, entry);
-    await countLogged(sourceId);
+    countLogged(sourceId);
   }
 
   /** Bookkeeping outside the receive's transaction: its failure must not change the sender's answer. */
@@ -257,10 +258,8 @@ export function createReceiver(options: {
       const replayKey = idempotencyKey !== undefined ? `header:${idempotencyKey}` : `body:${bodyHash(raw)}`;
       const result = await batches.submit({ source, body, replayKey });
 
-      await quietly('mark the source as heard from', async () => {
-        await touch(source.id);
-        await countLogged(source.id);
-      });
+      await quietly('mark the source as heard from', () => touch(source.id));
+      countLogged(source.id);
       return result;
     },
 

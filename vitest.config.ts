@@ -9,5 +9,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default'],
+    // In CI a failed test is tried once more (vitest reports it as flaky); locally every failure shows at once.
+    retry: process.env.CI ? 1 : 0,
   },
 });

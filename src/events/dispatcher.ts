@@ -38,6 +38,8 @@ interface Target {
   url: string;
   secrets: string[];
   agents: TargetAgents;
+  /** Why nothing can be sent to this target now (the attempt is recorded as failed). */
+  unusable?: string;
 }
 
 export function createDispatcher(database: HotPath, config: DispatcherConfig, policy: RetryPolicy, logger: Logger): Dispatcher {
@@ -54,9 +56,14 @@ export function createDispatcher(database: HotPath, config: DispatcherConfig, po
     }
     if (!delivery.enabled || !delivery.url || !delivery.secret_encrypted) return 'Subscription disabled';
     if (!config.APP_KEY) throw new Error('APP_KEY is required to open subscription secrets');
-    const secrets = [open(config.APP_KEY, delivery.secret_encrypted)];
-    if (delivery.previous_secret_encrypted) secrets.push(open(config.APP_KEY, delivery.previous_secret_encrypted));
-    return { url: delivery.url, secrets, agents: subscriberAgents };
+    try {
+      const secrets = [open(config.APP_KEY, delivery.secret_encrypted)];
+      if (delivery.previous_secret_encrypted) secrets.push(open(config.APP_KEY, delivery.previous_secret_encrypted));
+      return { url: delivery.url, secrets, agents: subscriberAgents };
+    } catch {
+      // Not a reason to stop the other targets: this one's attempts fail, visibly, until the key is right.
+      return { url: delivery.url, secrets: [], agents: subscriberAgents, unusable: 'The signing secret cannot be decrypted with this APP_KEY' };
+    }
   }
 
   async function attemptDelivery(delivery: DeliveryToAttempt): Promise<void> {
@@ -69,15 +76,16 @@ export function createDispatcher(database: HotPath, config: DispatcherConfig, po
 
     const body = JSON.stringify(delivery.payload);
     const attemptedAt = new Date();
-    const headers = signedHeaders(target.secrets, delivery.event_id, Math.floor(attemptedAt.getTime() / 1000), body);
-    const result = await postJson({
-      url: target.url,
-      headers,
-      body,
-      timeoutMs: policy.timeoutMs,
-      agents: target.agents,
-      responseLimit: policy.responseLimit,
-    });
+    const result = target.unusable
+      ? { statusCode: null, responseBody: null, error: target.unusable, retryAfterMs: null, durationMs: 0 }
+      : await postJson({
+          url: target.url,
+          headers: signedHeaders(target.secrets, delivery.event_id, Math.floor(attemptedAt.getTime() / 1000), body),
+          body,
+          timeoutMs: policy.timeoutMs,
+          agents: target.agents,
+          responseLimit: policy.responseLimit,
+        });
     const attempt = { attemptedAt, ...result };
 
     if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) {

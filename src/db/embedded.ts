@@ -67,7 +67,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const args = ['-D', pgdata, '-p', String(port)];
   for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
 
-  const child = spawn(bin.postgres, args, { ...ids, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group: Ctrl-C in a terminal reaches only us, and we stop the
+  // database after in-flight requests and deliveries are done (stop() below).
+  const child = spawn(bin.postgres, args, { ...ids, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   await waitUntilReady(child, logger);
   const url = `postgres://${PG_USER}:${password}@127.0.0.1:${port}/postgres`;
 

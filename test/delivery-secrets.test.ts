@@ -27,7 +27,11 @@ describe('a subscription whose secret cannot be decrypted', () => {
     }, 'the broken subscription to log its attempt');
     expect(failed.lastError).toMatch(/cannot be decrypted/);
     expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([event.id]);
-    const healthyLog = (await t.call({ method: 'GET', url: `/host/webhooks/${healthy.id}/deliveries` })).json().deliveries;
-    expect(healthyLog[0]).toMatchObject({ eventId: event.id, status: 'succeeded' });
+    // The outcome is recorded after the receiver answered: wait for it.
+    const delivered = await until(async () => {
+      const response = await t.call({ method: 'GET', url: `/host/webhooks/${healthy.id}/deliveries` });
+      return response.json().deliveries.find((d: { status: string }) => d.status === 'succeeded');
+    }, 'the healthy delivery to be recorded');
+    expect(delivered).toMatchObject({ eventId: event.id, status: 'succeeded' });
   });
 });

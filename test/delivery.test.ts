@@ -47,8 +47,11 @@ describe('outbound delivery (builtin mode)', () => {
     // Per-deal sequence rises by one per event: receivers order by it.
     expect(recorded.map((p) => p.sequence)).toEqual(recorded.map((_, i) => recorded[0]!.sequence + i));
 
-    const deliveries = await t.db.selectFrom('webhook_deliveries').select(['status', 'attempt_count']).execute();
-    expect(deliveries).toHaveLength(EVENT_NAMES.length);
+    // The worker records each outcome after the receiver has answered: wait for the rows, not just the requests.
+    const deliveries = await until(async () => {
+      const rows = await t.db.selectFrom('webhook_deliveries').select(['status', 'attempt_count']).execute();
+      return rows.length === EVENT_NAMES.length && rows;
+    }, 'nine delivery rows');
     expect(deliveries.every((d) => d.status === 'succeeded' && d.attempt_count === 1)).toBe(true);
   });
 

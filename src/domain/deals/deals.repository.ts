@@ -155,6 +155,28 @@ export async function insertStageHistory(trx: Trx, entries: StageHistoryEntry[])
     .execute();
 }
 
+/** A deal's stage history, oldest first, with both stages' names and types (null once a stage is deleted). */
+export function stageHistoryRows(db: Executor, dealId: number) {
+  return db
+    .selectFrom('deal_stage_history as h')
+    .leftJoin('stages as from_stage', 'from_stage.id', 'h.from_stage_id')
+    .leftJoin('stages as to_stage', 'to_stage.id', 'h.to_stage_id')
+    .select([
+      'h.changed_by_id',
+      'h.changed_by_name',
+      'h.changed_at',
+      'from_stage.id as from_id',
+      'from_stage.name as from_name',
+      'from_stage.type as from_type',
+      'to_stage.id as to_id',
+      'to_stage.name as to_name',
+      'to_stage.type as to_type',
+    ])
+    .where('h.deal_id', '=', dealId)
+    .orderBy('h.id')
+    .execute();
+}
+
 /** An active host user (owners and assignees must be one). */
 export function findActiveUser(db: Executor, id: number): Promise<{ id: number; name: string } | undefined> {
   return db.selectFrom('users').select(['id', 'name']).where('id', '=', id).where('is_active', '=', true).executeTakeFirst();

@@ -1,7 +1,7 @@
 /**
  * Outbound delivery: the real service (`src/server.ts`, WORKER=inline, default
  * concurrency) delivers events to a local node:http receiver through one
- * subscription. Events are committed by this process with recordDealEvent, the
+ * subscription. Events are committed by this process with writeDealEvents, the
  * way a deal service does, so "commit" is the moment the transaction returned.
  *
  * 1. latency: one event at a time, commit -> receiver's hands, p50/p95/p99;
@@ -9,7 +9,7 @@
  *    1,000/s) for BENCH_DURATION seconds; delivered/s over the window, latency
  *    under that load, and how far the receiver lags when producing stops. To
  *    measure delivery rather than the deal API, each 10 ms tick commits its
- *    events in one statement that writes exactly what recordDealEvent writes
+ *    events in one statement that writes exactly what writeDealEvents writes
  *    (outbox rows with real payloads, one deliver_event job each);
  * 3. drain: a backlog of BENCH_BACKLOG events committed with the worker off,
  *    then delivered as fast as it goes.
@@ -21,7 +21,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import type { Db } from '../src/db/database.js';
-import { DELIVER_EVENT_TASK, EVENT_NAMES, recordDealEvent, type EventPayload } from '../src/events/events.js';
+import { DELIVER_EVENT_TASK, EVENT_NAMES, writeDealEvents, type EventPayload } from '../src/events/events.js';
 import { basicHeader, benchDatabase, progress, startService, writeReport, type RunningService } from './lib.js';
 
 const RATE = Number(process.env.BENCH_RATE ?? 1000);
@@ -67,7 +67,7 @@ async function commitEvents(db: Db, dealIds: number[], start: number, count: num
     for (let i = 0; i < count; i++) {
       const dealId = dealIds[(start + i) % dealIds.length]!;
       const event = EVENT_NAMES[(start + i) % EVENT_NAMES.length]!;
-      ids.push((await recordDealEvent(trx, { event, dealId, changedBy: admin })).id);
+      ids.push((await writeDealEvents(trx, [{ event, dealId, changedBy: admin }]))[0]!.id);
     }
   });
   return { ids, committedAt: performance.now() };
@@ -125,7 +125,7 @@ async function measureLatency(db: Db, dealIds: number[], arrived: Map<string, nu
 }
 
 /**
- * What recordDealEvent writes for `count` events (outbox rows, one job each),
+ * What writeDealEvents writes for `count` events (outbox rows, one job each),
  * in one statement: the payload is a real one with a fresh id, event and sequence.
  */
 async function commitBulk(db: Db, template: EventPayload, start: number, count: number) {
@@ -211,7 +211,7 @@ async function main(): Promise<void> {
       events_per_s: '-',
     });
 
-    const template = await db.transaction().execute((trx) => recordDealEvent(trx, { event: 'service.deal.updated', dealId: dealIds[0]!, changedBy: admin }));
+    const template = await db.transaction().execute((trx) => writeDealEvents(trx, [{ event: 'service.deal.updated', dealId: dealIds[0]!, changedBy: admin }]).then(([payload]) => payload!));
     const sustained = await measureSustained(db, template, receiver.arrived);
     rows.push({
       measurement: `sustained: ${RATE}/s offered for ${DURATION} s (${sustained.produced} events, ${round(sustained.producedPerSecond, 0)}/s committed); receiver ${round(sustained.lagAfterStopMs, 0)} ms behind at the end`,

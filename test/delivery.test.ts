@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { EVENT_NAMES, recordDealEvent, recordDealEvents, type EventPayload } from '../src/events/events.js';
+import { EVENT_NAMES, writeDealEvents, type EventPayload } from '../src/events/events.js';
 import { setupApp, type TestContext } from './helpers/app.js';
 import { defaultPipeline } from './helpers/factories.js';
 import {
@@ -62,7 +62,7 @@ describe('outbound delivery (builtin mode)', () => {
     await startTestWorker(t);
     const deals = [await insertDeal(t.db), await insertDeal(t.db), await insertDeal(t.db)];
     const recorded = await t.db.transaction().execute((trx) =>
-      recordDealEvents(
+      writeDealEvents(
         trx,
         deals.flatMap((dealId) => [
           { event: 'service.deal.created' as const, dealId, changedBy: { id: null, name: 'Batch' } },
@@ -120,7 +120,7 @@ describe('outbound delivery (builtin mode)', () => {
     let rolledBack: EventPayload | undefined;
     await expect(
       t.db.transaction().execute(async (trx) => {
-        rolledBack = await recordDealEvent(trx, { event: 'service.deal.updated', dealId, changedBy: { id: 1, name: 'Ada Admin' } });
+        [rolledBack] = await writeDealEvents(trx, [{ event: 'service.deal.updated', dealId, changedBy: { id: 1, name: 'Ada Admin' } }]);
         throw new Error('the change fails after recording its event');
       }),
     ).rejects.toThrow('the change fails');

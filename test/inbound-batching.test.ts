@@ -45,6 +45,17 @@ describe('inbound receive: group commit', () => {
         { event: 'service.deal.contact_added', sequence: 2 },
       ]);
     }
+
+    // A receive's events (created, then contact_added) are queued together: both ids are in one delivery job.
+    const { rows: jobs } = await sql<{ deal_ids: number[] }>`
+      select array_agg(distinct o.deal_id) as deal_ids, count(*)::int as n
+      from graphile_worker._private_jobs j
+      cross join json_array_elements_text(j.payload->'eventIds') as queued (id)
+      join event_outbox o on o.id = queued.id::uuid
+      group by j.id`.execute(t.db);
+    const jobsPerDeal = new Map<number, number>();
+    for (const job of jobs) for (const dealId of job.deal_ids) jobsPerDeal.set(dealId, (jobsPerDeal.get(dealId) ?? 0) + 1);
+    expect(dealIds.map((id) => jobsPerDeal.get(id))).toEqual(Array(20).fill(1));
   });
 
   it('a receive that fails inside a shared transaction fails alone; the others are written', async () => {

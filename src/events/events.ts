@@ -120,7 +120,7 @@ export interface RecordOptions {
  *
  * Events of one deal get consecutive sequence numbers in the order given.
  */
-export async function recordDealEvents(trx: Trx, events: readonly RecordOptions[]): Promise<EventPayload[]> {
+export async function writeDealEvents(trx: Trx, events: readonly RecordOptions[]): Promise<EventPayload[]> {
   if (events.length === 0) return [];
   const perDeal = new Map<number, number>();
   for (const event of events) perDeal.set(event.dealId, (perDeal.get(event.dealId) ?? 0) + 1);
@@ -183,8 +183,41 @@ export async function recordDealEvents(trx: Trx, events: readonly RecordOptions[
   return payloads;
 }
 
+/** Events held back by recordTogether, per transaction. */
+const held = new WeakMap<Trx, RecordOptions[]>();
+
+/**
+ * How services record events: at once (writeDealEvents), or, inside
+ * recordTogether, held back until the end of its work.
+ */
+export async function recordDealEvents(trx: Trx, events: readonly RecordOptions[]): Promise<void> {
+  const holding = held.get(trx);
+  if (holding) holding.push(...events);
+  else await writeDealEvents(trx, events);
+}
+
 /** Records one event; see recordDealEvents. */
-export async function recordDealEvent(trx: Trx, event: RecordOptions): Promise<EventPayload> {
-  const [payload] = await recordDealEvents(trx, [event]);
-  return payload!;
+export function recordDealEvent(trx: Trx, event: RecordOptions): Promise<void> {
+  return recordDealEvents(trx, [event]);
+}
+
+/**
+ * Runs `work` with the events it records held back, then writes them all with
+ * one writeDealEvents: one sequence bump, one outbox insert and one delivery
+ * job for an operation of several steps (a receive creates a deal and then adds
+ * its contact) instead of one of each per step. Payloads show each deal as it
+ * stands after the whole of `work`, so `work` must not delete deals.
+ */
+export async function recordTogether<T>(trx: Trx, work: () => Promise<T>): Promise<T> {
+  if (held.has(trx)) return work();
+  const events: RecordOptions[] = [];
+  held.set(trx, events);
+  try {
+    const result = await work();
+    held.delete(trx);
+    await writeDealEvents(trx, events);
+    return result;
+  } finally {
+    held.delete(trx);
+  }
 }

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { afterAll } from 'vitest';
 import type { Db } from '../../src/db/database.js';
-import { recordDealEvent, type EventName, type EventPayload, type RecordOptions } from '../../src/events/events.js';
+import { writeDealEvents, type EventName, type EventPayload, type RecordOptions } from '../../src/events/events.js';
 import { startWorker, type DeliveryWorker, type WorkerOptions } from '../../src/events/worker.js';
 import type { TestContext } from './app.js';
 import { defaultPipeline } from './factories.js';
@@ -162,5 +162,5 @@ export async function insertDeal(db: Db, title = 'Acme renewal'): Promise<number
 
 /** Records one event in its own committed transaction, as a deal service would. */
 export function recordEvent(db: Db, dealId: number, event: EventName, extras?: RecordOptions['extras']): Promise<EventPayload> {
-  return db.transaction().execute((trx) => recordDealEvent(trx, { event, dealId, changedBy: { id: 1, name: 'Ada Admin' }, extras }));
+  return db.transaction().execute((trx) => writeDealEvents(trx, [{ event, dealId, changedBy: { id: 1, name: 'Ada Admin' }, extras }]).then(([payload]) => payload!));
 }

@@ -1,4 +1,5 @@
 import { open } from '../../crypto/secret-box.js';
+import { recordTogether } from '../../events/events.js';
 import type { Db, Trx } from '../../db/database.js';
 import { AppError, InvalidSignatureError, NotFoundError, RateLimitedError } from '../../http/errors.js';
 import { findOrCreateContactsByEmail } from '../../host/builtin/contacts.repository.js';
@@ -160,7 +161,7 @@ export function createReceiver(options: {
   /** A batch in one transaction; if it fails as a whole, each receive is tried alone so only the bad one fails. */
   async function writeBatch(items: PendingReceive[]): Promise<Settled<ReceiveResult>[]> {
     try {
-      const results = await db.transaction().execute((trx) => writeReceives(trx, items, options.currency));
+      const results = await db.transaction().execute((trx) => recordTogether(trx, () => writeReceives(trx, items, options.currency)));
       return results.map((value) => ({ ok: true, value }));
     } catch (error) {
       if (items.length === 1) return [{ ok: false, error }];

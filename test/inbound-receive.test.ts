@@ -165,6 +165,15 @@ describe('inbound receive: mapping', () => {
       expect(event.payload.changed_by).toEqual({ id: null, name: 'Partner portal' });
       expect(event.payload.source).toEqual({ id: source.id, name: 'Partner portal' });
     }
+    expect(events[1]!.payload.contact).toEqual({
+      id: contact.id,
+      email: 'Buyer@Acme.example',
+      first_name: 'Bea',
+      last_name: 'Buyer',
+      company: 'Acme',
+      role: null,
+      is_primary: true,
+    });
   });
 
   it('uses the default pipeline of a source created without one, and no contact when none is sent', async () => {

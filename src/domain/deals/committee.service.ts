@@ -1,7 +1,7 @@
 import type { Db, Trx } from '../../db/database.js';
 import { recordDealEvents, type RecordOptions } from '../../events/events.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
-import { findContacts } from '../../host/builtin/contacts.repository.js';
+import { findContacts, type ContactRow } from '../../host/builtin/contacts.repository.js';
 import type { Actor } from '../../host/permissions.js';
 import { deleteMember, demotePrimaries, findMemberWithContact, membersOf, upsertMembers, type MemberRow } from './committee.repository.js';
 import { actorContext, lockDealFor } from './deal-access.js';
@@ -21,6 +21,16 @@ export interface AddContactItem {
   ctx: DealWriteContext;
   dealId: number;
   input: AddContactInput;
+}
+
+/** `service.deal.contact_added` for a contact that joined a deal's committee. */
+export function contactAddedEvent(ctx: DealWriteContext, dealId: number, contact: ContactRow, role: string | null, isPrimary: boolean): RecordOptions {
+  return {
+    event: 'service.deal.contact_added',
+    dealId,
+    changedBy: ctx.changedBy,
+    extras: { contact: { ...contact, role, is_primary: isPrimary }, ...(ctx.source ? { source: ctx.source } : {}) },
+  };
 }
 
 /**
@@ -58,14 +68,7 @@ export async function addContactsInTransaction(trx: Trx, items: AddContactItem[]
     const member: MemberRow = { deal_id: dealId, contact_id: input.contactId, role, is_primary: isPrimary };
     committee.set(input.contactId, member);
     touched.set(`${dealId}:${input.contactId}`, member);
-    if (!existing) {
-      events.push({
-        event: 'service.deal.contact_added',
-        dealId,
-        changedBy: ctx.changedBy,
-        extras: { contact: { ...contact, role: input.role ?? null, is_primary: isPrimary }, ...(ctx.source ? { source: ctx.source } : {}) },
-      });
-    }
+    if (!existing) events.push(contactAddedEvent(ctx, dealId, contact, input.role ?? null, isPrimary));
     return { added: !existing };
   });
 

@@ -1,6 +1,8 @@
 import type { Executor, Trx } from '../../db/database.js';
 import { recordDealEvent, recordDealEvents } from '../../events/events.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
+import { upsertMembers } from './committee.repository.js';
+import { contactAddedEvent } from './committee.service.js';
 import { formatMoney } from '../money.js';
 import {
   findActiveUser,
@@ -87,10 +89,16 @@ export async function createDeals(trx: Trx, items: NewDealItem[], options: Write
     trx,
     rows.map((row, i) => ({ dealId: row.id, fromStageId: null, toStageId: placed[i]!.stage.id, changedBy: placed[i]!.ctx.changedBy, at: row.stage_changed_at })),
   );
-  await recordDealEvents(
+  // A first contact makes a committee of one, its primary: nothing to lock or read first, as for a later add.
+  const withContact = rows.flatMap((row, i) => (placed[i]!.input.contact ? [{ dealId: row.id, ctx: placed[i]!.ctx, contact: placed[i]!.input.contact! }] : []));
+  await upsertMembers(
     trx,
-    rows.map((row, i) => ({ event: 'service.deal.created', dealId: row.id, changedBy: placed[i]!.ctx.changedBy, extras: sourceExtra(placed[i]!.ctx) })),
+    withContact.map(({ dealId, contact }) => ({ deal_id: dealId, contact_id: contact.id, role: null, is_primary: true })),
   );
+  await recordDealEvents(trx, [
+    ...rows.map((row, i) => ({ event: 'service.deal.created' as const, dealId: row.id, changedBy: placed[i]!.ctx.changedBy, extras: sourceExtra(placed[i]!.ctx) })),
+    ...withContact.map(({ dealId, ctx, contact }) => contactAddedEvent(ctx, dealId, contact, null, true)),
+  ]);
   return rows.map((row) => ({ id: row.id }));
 }
 

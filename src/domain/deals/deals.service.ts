@@ -2,6 +2,7 @@ import type { Db, Trx } from '../../db/database.js';
 import type { ChangedBy } from '../../events/events.js';
 import { NotFoundError } from '../../http/errors.js';
 import type { Actor } from '../../host/permissions.js';
+import type { ContactRow } from '../../host/builtin/contacts.repository.js';
 import { formatMoney } from '../money.js';
 import { visiblePipelineIds } from '../pipelines/pipelines.repository.js';
 import { actorContext, assertDealAccess, lockDealFor } from './deal-access.js';
@@ -30,6 +31,8 @@ export interface DealCreateInput {
   customFields?: Record<string, unknown>;
   sourceId?: string;
   externalId?: string;
+  /** The deal's first contact: it joins the new committee as its primary. */
+  contact?: ContactRow;
 }
 
 export interface DealUpdateInput {
@@ -70,7 +73,7 @@ export async function updateDealInTransaction(
 
 /* ---- API operations: permission and visibility checks, then the rules above ---- */
 
-export type DealApiCreate = Omit<DealCreateInput, 'createdById' | 'sourceId' | 'externalId'>;
+export type DealApiCreate = Omit<DealCreateInput, 'createdById' | 'sourceId' | 'externalId' | 'contact'>;
 
 const apiOptions = async (trx: Trx, actor: Actor, owner = DEAL_WRITE_NAMES.owner): Promise<WriteOptions> => ({
   scope: await visiblePipelineIds(trx, actor),

@@ -1,7 +1,7 @@
 import type { Trx } from '../../db/database.js';
 import { recordDealEvents, type StageRef } from '../../events/events.js';
 import { ValidationError } from '../../http/errors.js';
-import { findDefaultPipeline, findPipeline, findStage, findStages, firstStage, type StageRow } from '../pipelines/pipelines.repository.js';
+import { findEntryStage, findStage, findStages, type StageRow } from '../pipelines/pipelines.repository.js';
 import { insertStageHistory, setDealsStage, type DealRow } from './deals.repository.js';
 import type { DealWriteContext } from './deals.service.js';
 
@@ -41,14 +41,12 @@ export async function resolveStage(
     }
     return stage;
   }
-  const pipeline =
-    input.pipelineId !== undefined ? await findPipeline(trx, input.pipelineId) : await findDefaultPipeline(trx);
-  if (!pipeline || !inScope(scope, pipeline.id)) {
+  const entry = await findEntryStage(trx, input.pipelineId ?? 'default');
+  if (!entry || !inScope(scope, entry.pipelineId)) {
     throw ValidationError.field(names.pipeline, input.pipelineId !== undefined ? 'Unknown pipeline' : 'There is no default pipeline');
   }
-  const stage = await firstStage(trx, pipeline.id);
-  if (!stage) throw ValidationError.field(names.pipeline, 'The pipeline has no stages');
-  return stage;
+  if (!entry.stage) throw ValidationError.field(names.pipeline, 'The pipeline has no stages');
+  return entry.stage;
 }
 
 export const stageRef = (stage: Pick<StageRow, 'id' | 'name' | 'type'>): StageRef => ({

@@ -94,17 +94,21 @@ async function writeReceives(trx: Trx, items: PendingReceive[], currency: string
   // Existing deals are updated in id order, like every multi-deal lock, so no two writers wait on each other crosswise.
   const updates = fresh.filter((item) => dealIdOf(item) !== undefined).sort((a, b) => dealIdOf(a)! - dealIdOf(b)!);
   for (const item of updates) await updateDealInTransaction(trx, contextOf(item.source), dealIdOf(item)!, toDealUpdate(item.body));
+  const contactOf = (item: PendingReceive) => (item.body.contact ? contacts.get(item.body.contact.email.toLowerCase())! : undefined);
   const creates = fresh.filter((item) => dealIdOf(item) === undefined);
   const created = await createDealsInTransaction(
     trx,
-    creates.map((item) => ({ ctx: contextOf(item.source), input: toDealCreate(item.body, { id: item.source.id, pipelineId: item.source.pipeline_id, currency }) })),
+    creates.map((item) => ({
+      ctx: contextOf(item.source),
+      input: { ...toDealCreate(item.body, { id: item.source.id, pipelineId: item.source.pipeline_id, currency }), contact: contactOf(item)?.contact },
+    })),
   );
   const createdIds = new Map(creates.map((item, i) => [item, created[i]!.id]));
 
   const answers = new Map<PendingReceive, ReceiveAnswer>();
   const newContactsAnswered = new Set<number>();
   for (const item of fresh) {
-    const found = item.body.contact ? contacts.get(item.body.contact.email.toLowerCase())! : undefined;
+    const found = contactOf(item);
     // Two receives of a batch bringing one new email: the first created the contact, the second found it.
     const contactCreated = found !== undefined && found.created && !newContactsAnswered.has(found.contact.id);
     if (contactCreated) newContactsAnswered.add(found.contact.id);
@@ -115,9 +119,10 @@ async function writeReceives(trx: Trx, items: PendingReceive[], currency: string
       contact: found ? { id: found.contact.id, created: contactCreated } : null,
     });
   }
+  // A new deal got its contact as it was created; an updated one adds it to the committee it has.
   await addContactsInTransaction(
     trx,
-    fresh.flatMap((item) => {
+    updates.flatMap((item) => {
       const answer = answers.get(item)!;
       return answer.contact ? [{ ctx: contextOf(item.source), dealId: answer.deal.id, input: { contactId: answer.contact.id, primaryIfNone: true } }] : [];
     }),

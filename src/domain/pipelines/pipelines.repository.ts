@@ -70,15 +70,28 @@ export function findStage(db: Executor, id: number): Promise<StageRow | undefine
   return db.selectFrom('stages').select(stageColumns).where('id', '=', id).executeTakeFirst();
 }
 
-/** The first stage of a pipeline (lowest position): where new deals start. */
-export function firstStage(db: Executor, pipelineId: number): Promise<StageRow | undefined> {
-  return db
-    .selectFrom('stages')
-    .select(stageColumns)
-    .where('pipeline_id', '=', pipelineId)
-    .orderBy('position')
-    .limit(1)
+/**
+ * Where new deals of a pipeline (by id, or the default one) start: its first
+ * stage (lowest position), read with the pipeline in one statement. Undefined
+ * when there is no such pipeline; `stage` undefined when it has no stages.
+ */
+export async function findEntryStage(
+  db: Executor,
+  pipelineId: number | 'default',
+): Promise<{ pipelineId: number; stage: StageRow | undefined } | undefined> {
+  const row = await db
+    .selectFrom('pipelines')
+    .leftJoinLateral(
+      (eb) => eb.selectFrom('stages').select(stageColumns).whereRef('stages.pipeline_id', '=', 'pipelines.id').orderBy('position').limit(1).as('first'),
+      (join) => join.onTrue(),
+    )
+    .selectAll('first')
+    .select('pipelines.id as found_pipeline_id')
+    .where((eb) => (pipelineId === 'default' ? eb('pipelines.is_default', '=', true) : eb('pipelines.id', '=', pipelineId)))
     .executeTakeFirst();
+  if (!row) return undefined;
+  const { found_pipeline_id, ...stage } = row;
+  return { pipelineId: found_pipeline_id, stage: stage.id === null ? undefined : (stage as StageRow) };
 }
 
 export function stagesOf(db: Executor, pipelineIds: number[]): Promise<StageRow[]> {

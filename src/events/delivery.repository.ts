@@ -28,24 +28,26 @@ async function prepared<R>(database: HotPath, name: string, query: RawBuilder<R>
 }
 
 /**
- * The targets of an event that have no delivery yet (builtin: every enabled
- * subscription that selected it; forward: the host), ready to attempt.
+ * The targets of events that have no delivery yet (builtin: every enabled
+ * subscription that selected the event; forward: the host), ready to attempt:
+ * one statement for a job's events, in the order given.
  */
-export function firstAttempts(database: HotPath, eventId: string, mode: 'builtin' | 'forward'): Promise<DeliveryToAttempt[]> {
+export function firstAttempts(database: HotPath, eventIds: string[], mode: 'builtin' | 'forward'): Promise<DeliveryToAttempt[]> {
   const targets =
     mode === 'forward'
-      ? sql`from event_outbox o left join webhook_subscriptions s on false
-            where o.id = ${eventId}
-              and not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id is null)`
-      : sql`from event_outbox o join webhook_subscriptions s on s.enabled and o.event = any (s.events)
-            where o.id = ${eventId}
-              and not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id = s.id)`;
+      ? sql`left join webhook_subscriptions s on false
+            where not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id is null)`
+      : sql`join webhook_subscriptions s on s.enabled and o.event = any (s.events)
+            where not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id = s.id)`;
   return prepared(database, `outbound_first_attempts_${mode}`, sql<DeliveryToAttempt>`
     select null::bigint as id, s.id as subscription_id, o.id as event_id, o.event, 'pending' as status,
            0 as cycle_failures, true as due, s.url, s.enabled, s.secret_encrypted,
            case when s.previous_secret_expires_at > now() then s.previous_secret_encrypted end as previous_secret_encrypted,
            o.payload
-    ${targets}`);
+    from unnest(${eventIds}::uuid[]) with ordinality as wanted (id, position)
+    join event_outbox o on o.id = wanted.id
+    ${targets}
+    order by wanted.position, s.id`);
 }
 
 /** A delivery of one event to one subscription (the test event); queued at once. */

@@ -32,12 +32,14 @@ export interface ContactByEmail {
 }
 
 /**
- * Finds contacts by email (any letter case) or creates them, in two statements
- * for any number. Race-free: callers bringing the same new email at once all end
- * up with the one row the unique index on lower(email) lets through. Emails are
- * inserted in sorted order so two concurrent callers cannot deadlock on them.
- * Answers by lower-cased email; an email given twice counts once (the first
- * spelling and names win).
+ * Finds contacts by email (any letter case) or creates them: one statement
+ * when all exist, else a second that inserts the missing ones and, only if a
+ * concurrent caller inserted one of them first, a third that reads those.
+ * Race-free: callers bringing the same new email at once all end up with the
+ * one row the unique index on lower(email) lets through. Emails are inserted in
+ * sorted order so two concurrent callers cannot deadlock on them. Answers by
+ * lower-cased email; an email given twice counts once (the first spelling and
+ * names win).
  */
 export async function findOrCreateContactsByEmail(
   db: Executor,
@@ -46,25 +48,29 @@ export async function findOrCreateContactsByEmail(
   const byEmail = new Map<string, ContactByEmail>();
   for (const values of wanted) if (!byEmail.has(values.email.toLowerCase())) byEmail.set(values.email.toLowerCase(), values);
   const found = new Map<string, { contact: ContactRow; created: boolean }>();
-  if (byEmail.size === 0) return found;
-
-  const inserted = await db
-    .insertInto('contacts')
-    .values(
-      [...byEmail.keys()].sort().map((key) => {
-        const values = byEmail.get(key)!;
-        return { email: values.email, first_name: values.first_name ?? null, last_name: values.last_name ?? null, company: values.company ?? null };
-      }),
-    )
-    .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
-    .returning(contactColumns)
-    .execute();
-  for (const contact of inserted) found.set(contact.email.toLowerCase(), { contact, created: true });
-
-  const missing = [...byEmail.keys()].filter((key) => !found.has(key));
-  if (missing.length > 0) {
-    const existing = await db.selectFrom('contacts').select(contactColumns).where(sql`lower(email)`, 'in', missing).execute();
+  const findExisting = async (keys: string[]) => {
+    if (keys.length === 0) return;
+    const existing = await db.selectFrom('contacts').select(contactColumns).where(sql`lower(email)`, 'in', keys).execute();
     for (const contact of existing) found.set(contact.email.toLowerCase(), { contact, created: false });
+  };
+  const missing = () => [...byEmail.keys()].filter((key) => !found.has(key));
+
+  await findExisting([...byEmail.keys()]);
+  const toCreate = missing().sort();
+  if (toCreate.length > 0) {
+    const inserted = await db
+      .insertInto('contacts')
+      .values(
+        toCreate.map((key) => {
+          const values = byEmail.get(key)!;
+          return { email: values.email, first_name: values.first_name ?? null, last_name: values.last_name ?? null, company: values.company ?? null };
+        }),
+      )
+      .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
+      .returning(contactColumns)
+      .execute();
+    for (const contact of inserted) found.set(contact.email.toLowerCase(), { contact, created: true });
+    await findExisting(missing());
   }
   if (found.size !== byEmail.size) throw new Error('a contact vanished between insert and select');
   return found;

@@ -135,6 +135,21 @@ describe('inbound sources: management', () => {
     expect(deal.source_id).toBeNull();
   });
 
+  it('a source in use is read again in the background before its cached copy runs out', async () => {
+    const t = await setupApp();
+    const { id, secret } = (await t.call({ method: 'POST', url: `${BASE}/new`, payload: { source: { name: 'S' } } })).json().source;
+    expect((await receive(t, id, secret, '{"title":"first"}')).statusCode).toBe(200);
+    await t.db.updateTable('inbound_sources').set({ enabled: false }).where('id', '=', id).execute();
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    // Past half its time the cached copy still answers, and is read again behind the scenes ...
+    await sleep(SOURCE_TTL_MS / 2 + 50);
+    expect((await receive(t, id, secret, '{"title":"second"}')).statusCode).toBe(200);
+    // ... so the change shows before the copy would have run out.
+    await sleep(100);
+    expect((await receive(t, id, secret, '{"title":"third"}')).statusCode).toBe(404);
+  });
+
   it('rotation: new secret shown once, old one valid until its 24 h window ends', async () => {
     const t = await setupApp();
     const { id, secret: oldSecret } = (await t.call({ method: 'POST', url: `${BASE}/new`, payload: { source: { name: 'S' } } })).json().source;

@@ -1,14 +1,12 @@
 import type { Executor, Trx } from '../../db/database.js';
 import { recordDealEvent, recordDealEvents } from '../../events/events.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
-import { upsertMembers } from './committee.repository.js';
 import { contactAddedEvent } from './committee.service.js';
 import { formatMoney } from '../money.js';
 import {
   findActiveUser,
   deleteDealRow,
   insertDeals,
-  insertStageHistory,
   lockDeal,
   updateDealFields,
   type DealFieldValues,
@@ -47,9 +45,10 @@ export interface NewDealItem {
 
 /**
  * Creates deals in one go: each placement and owner is checked once however
- * many deals share it, then the rows, their first history entries and their
- * `service.deal.created` events are each written in one statement. A single
- * create is a batch of one.
+ * many deals share it, then the rows with their first history entries and
+ * first contacts are written in one statement, and their events
+ * (`service.deal.created`, then `service.deal.contact_added` for a first
+ * contact) in one call. A single create is a batch of one.
  */
 export async function createDeals(trx: Trx, items: NewDealItem[], options: WriteOptions): Promise<{ id: number }[]> {
   if (items.length === 0) return [];
@@ -82,22 +81,16 @@ export async function createDeals(trx: Trx, items: NewDealItem[], options: Write
       custom_fields: input.customFields ?? {},
       source_id: input.sourceId ?? null,
       external_id: input.externalId ?? null,
+      changed_by: ctx.changedBy,
+      first_contact_id: input.contact?.id ?? null,
     })),
-  );
-  // The chain of stage history starts at creation, so the time spent in the first stage is known.
-  await insertStageHistory(
-    trx,
-    rows.map((row, i) => ({ dealId: row.id, fromStageId: null, toStageId: placed[i]!.stage.id, changedBy: placed[i]!.ctx.changedBy, at: row.stage_changed_at })),
-  );
-  // A first contact makes a committee of one, its primary: nothing to lock or read first, as for a later add.
-  const withContact = rows.flatMap((row, i) => (placed[i]!.input.contact ? [{ dealId: row.id, ctx: placed[i]!.ctx, contact: placed[i]!.input.contact! }] : []));
-  await upsertMembers(
-    trx,
-    withContact.map(({ dealId, contact }) => ({ deal_id: dealId, contact_id: contact.id, role: null, is_primary: true })),
   );
   await recordDealEvents(trx, [
     ...rows.map((row, i) => ({ event: 'service.deal.created' as const, dealId: row.id, changedBy: placed[i]!.ctx.changedBy, extras: sourceExtra(placed[i]!.ctx) })),
-    ...withContact.map(({ dealId, ctx, contact }) => contactAddedEvent(ctx, dealId, contact, null, true)),
+    ...rows.flatMap((row, i) => {
+      const { ctx, input } = placed[i]!;
+      return input.contact ? [contactAddedEvent(ctx, row.id, input.contact, null, true)] : [];
+    }),
   ]);
   return rows.map((row) => ({ id: row.id }));
 }

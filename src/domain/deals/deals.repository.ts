@@ -52,22 +52,48 @@ export function findDealRow(db: Executor, id: number): Promise<DealRow | undefin
 export interface NewDeal extends Omit<DealRow, 'id' | 'lost_reason'> {
   source_id: string | null;
   external_id: string | null;
+  /** Who created it, for the first entry of its stage history. */
+  changed_by: { id: number | null; name: string };
+  /** Its first contact, which makes a committee of one as its primary. */
+  first_contact_id: number | null;
 }
 
-/** Inserts deals in one statement; PostgreSQL returns the rows in the order of the VALUES list. */
-export function insertDeals(trx: Trx, deals: NewDeal[]): Promise<{ id: number; stage_changed_at: Date }[]> {
-  return trx
-    .insertInto('deals')
-    .values(
-      deals.map((deal) => ({
-        ...deal,
-        custom_fields: JSON.stringify(deal.custom_fields),
-        won_at: deal.status === 'won' ? sql<Date>`now()` : null,
-        lost_at: deal.status === 'lost' ? sql<Date>`now()` : null,
-      })),
+/**
+ * Inserts new deals with what every new deal starts with, in one statement
+ * however many: the row, the first entry of its stage history (from no stage),
+ * and the committee member of those given a first contact. Ids are drawn first
+ * so the three inserts agree on them; they come back in the order given.
+ */
+export async function insertDeals(trx: Trx, deals: NewDeal[]): Promise<{ id: number }[]> {
+  const input = deals.map(({ changed_by, ...deal }, position) => ({ ...deal, changed_by_id: changed_by.id, changed_by_name: changed_by.name, position }));
+  const { rows } = await sql<{ id: number }>`
+    with input as materialized (
+      select nextval(pg_get_serial_sequence('deals', 'id'))::integer as id, v.*
+      from jsonb_to_recordset(${JSON.stringify(input)}::jsonb) as v (
+        title text, amount numeric, currency text, pipeline_id integer, stage_id integer, status text, close_date date,
+        owner_id integer, created_by_id integer, custom_fields jsonb, source_id uuid, external_id text,
+        changed_by_id integer, changed_by_name text, first_contact_id integer, position integer)
+    ),
+    deal as (
+      insert into deals (id, title, amount, currency, pipeline_id, stage_id, status, close_date, owner_id, created_by_id,
+        custom_fields, source_id, external_id, won_at, lost_at)
+      overriding system value
+      select id, title, amount, currency, pipeline_id, stage_id, status, close_date, owner_id, created_by_id,
+        custom_fields, source_id, external_id,
+        case when status = 'won' then now() end, case when status = 'lost' then now() end
+      from input
+      returning id
+    ),
+    history as (
+      insert into deal_stage_history (deal_id, from_stage_id, to_stage_id, changed_by_id, changed_by_name, changed_at)
+      select id, null, stage_id, changed_by_id, changed_by_name, now() from input
+    ),
+    member as (
+      insert into deal_contacts (deal_id, contact_id, role, is_primary)
+      select id, first_contact_id, null, true from input where first_contact_id is not null
     )
-    .returning(['id', 'stage_changed_at'])
-    .execute();
+    select input.id from input join deal on deal.id = input.id order by input.position`.execute(trx);
+  return rows;
 }
 
 export interface DealFieldValues {

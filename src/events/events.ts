@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Trx } from '../db/database.js';
-import { formatMoney } from '../domain/money.js';
 
 /**
  * The only writer of events. A service calls `recordDealEvent(s)` inside its
@@ -70,37 +69,6 @@ export interface EventPayload extends EventExtras {
   changed_by: ChangedBy;
 }
 
-interface SnapshotRow {
-  id: number;
-  event_sequence: number;
-  title: string;
-  amount: string;
-  currency: string;
-  status: string;
-  close_date: string | null;
-  stage_id: number;
-  stage_name: string;
-  stage_type: StageRef['type'];
-  pipeline_id: number;
-  pipeline_name: string;
-  owner_id: number | null;
-  owner_name: string | null;
-}
-
-function toSnapshot(row: SnapshotRow): DealSnapshot {
-  return {
-    id: row.id,
-    title: row.title,
-    amount: formatMoney(row.amount),
-    currency: row.currency.trim(),
-    status: row.status,
-    stage: { id: row.stage_id, name: row.stage_name, type: row.stage_type },
-    pipeline: { id: row.pipeline_id, name: row.pipeline_name },
-    owner: row.owner_id !== null && row.owner_name !== null ? { id: row.owner_id, name: row.owner_name } : null,
-    closeDate: row.close_date,
-  };
-}
-
 export interface RecordOptions {
   event: EventName;
   dealId: number;
@@ -109,78 +77,80 @@ export interface RecordOptions {
 }
 
 /**
- * Records events of deals that still exist (record `service.deal.deleted`
- * before deleting), in two statements however many there are:
+ * Writes events of deals that still exist (record `service.deal.deleted`
+ * before deleting) in one statement however many there are:
  *
- * 1. each deal's sequence is raised by its number of events and, from the same
- *    UPDATE ... RETURNING, the deal is read as payloads show it (the row lock
+ * 1. each deal's sequence is raised by its number of events, and from the same
+ *    UPDATE ... RETURNING the deal is read as payloads show it (the row lock
  *    taken here also keeps sequence numbers from repeating);
- * 2. the outbox rows are inserted and one delivery job queued for all of them
- *    (`{"eventIds":[...]}`).
+ * 2. the payloads are built from that snapshot, stored in the outbox, and one
+ *    delivery job is queued for all of them (`{"eventIds":[...]}`).
  *
  * Events of one deal get consecutive sequence numbers in the order given.
+ * Returns the payloads, in the order given.
  */
 export async function writeDealEvents(trx: Trx, events: readonly RecordOptions[]): Promise<EventPayload[]> {
   if (events.length === 0) return [];
-  const perDeal = new Map<number, number>();
-  for (const event of events) perDeal.set(event.dealId, (perDeal.get(event.dealId) ?? 0) + 1);
-  const dealIds = [...perDeal.keys()].sort((a, b) => a - b);
-
-  const { rows } = await sql<SnapshotRow>`
-    with bumped as (
-      update deals set event_sequence = deals.event_sequence + raise.n
-      from unnest(${dealIds}::int[], ${dealIds.map((id) => perDeal.get(id)!)}::int[]) as raise (id, n)
-      -- = any() lets the planner use the primary key instead of scanning deals to join the unnest
-      where deals.id = raise.id and deals.id = any(${dealIds}::int[])
-      returning deals.id, deals.event_sequence, deals.title, deals.amount, deals.currency, deals.status,
-        deals.close_date, deals.stage_id, deals.pipeline_id, deals.owner_id
-    )
-    select bumped.*, stages.name as stage_name, stages.type as stage_type, pipelines.name as pipeline_name,
-      users.name as owner_name
-    from bumped
-    join stages on stages.id = bumped.stage_id
-    join pipelines on pipelines.id = bumped.pipeline_id
-    left join users on users.id = bumped.owner_id`.execute(trx);
-
-  const next = new Map<number, { row: SnapshotRow; snapshot: DealSnapshot; sequence: number }>();
-  for (const row of rows) next.set(row.id, { row, snapshot: toSnapshot(row), sequence: row.event_sequence - perDeal.get(row.id)! });
-
-  const timestamp = new Date().toISOString();
-  const payloads = events.map((event): EventPayload => {
-    const deal = next.get(event.dealId);
-    if (!deal) throw new Error(`cannot record ${event.event}: deal ${event.dealId} does not exist`);
-    deal.sequence += 1;
-    return {
-      id: randomUUID(),
-      event: event.event,
-      timestamp,
-      sequence: deal.sequence,
-      deal: deal.snapshot,
-      changed_by: event.changedBy,
-      ...event.extras,
-    };
-  });
+  const input = events.map((event, position) => ({
+    id: randomUUID(),
+    event: event.event,
+    deal_id: event.dealId,
+    changed_by: event.changedBy,
+    extras: event.extras ?? {},
+    position,
+  }));
+  const dealIds = [...new Set(events.map((event) => event.dealId))].sort((a, b) => a - b);
 
   // One delivery job for the lot: one NOTIFY and one job for the worker to fetch and complete, not one per event.
-  await trx
-    .with('stored', (db) =>
-      db
-        .insertInto('event_outbox')
-        .values(
-          payloads.map((payload) => ({
-            id: payload.id,
-            event: payload.event,
-            deal_id: payload.deal.id,
-            sequence: payload.sequence,
-            payload: JSON.stringify(payload),
-          })),
-        )
-        .returning('id'),
+  const { rows } = await sql<{ payloads: EventPayload[] | null }>`
+    with input as materialized (
+      select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
+        as e (id uuid, event text, deal_id integer, changed_by jsonb, extras jsonb, position integer)
+    ),
+    bumped as (
+      update deals set event_sequence = deals.event_sequence + raise.n
+      from (select deal_id, count(*)::integer as n from input group by deal_id) as raise
+      -- = any() lets the planner use the primary key instead of scanning deals to join the input
+      where deals.id = raise.deal_id and deals.id = any(${dealIds}::int[])
+      returning deals.id, deals.event_sequence - raise.n as base, deals.title, deals.amount, deals.currency, deals.status,
+        deals.close_date, deals.stage_id, deals.pipeline_id, deals.owner_id
+    ),
+    snapshot as (
+      select bumped.id, bumped.base, jsonb_build_object(
+          'id', bumped.id, 'title', bumped.title, 'amount', bumped.amount::float8, 'currency', rtrim(bumped.currency),
+          'status', bumped.status,
+          'stage', jsonb_build_object('id', stages.id, 'name', stages.name, 'type', stages.type),
+          'pipeline', jsonb_build_object('id', pipelines.id, 'name', pipelines.name),
+          'owner', case when users.id is not null then jsonb_build_object('id', users.id, 'name', users.name) end,
+          'closeDate', bumped.close_date) as deal
+      from bumped
+      join stages on stages.id = bumped.stage_id
+      join pipelines on pipelines.id = bumped.pipeline_id
+      left join users on users.id = bumped.owner_id
+    ),
+    numbered as (
+      select input.*, snapshot.deal,
+        snapshot.base + row_number() over (partition by input.deal_id order by input.position) as sequence
+      from input join snapshot on snapshot.id = input.deal_id
+    ),
+    stored as (
+      insert into event_outbox (id, event, deal_id, sequence, payload)
+      select id, event, deal_id, sequence,
+        jsonb_build_object('id', id, 'event', event, 'timestamp', ${new Date().toISOString()}::text, 'sequence', sequence,
+          'deal', deal, 'changed_by', changed_by) || extras
+      from numbered
+      returning id, payload
     )
-    .selectFrom('stored')
-    .select(sql`graphile_worker.add_job(${DELIVER_EVENT_TASK}, json_build_object('eventIds', json_agg(stored.id::text order by stored.id)))`.as('job'))
-    .execute();
-  return payloads;
+    select graphile_worker.add_job(${DELIVER_EVENT_TASK}, json_build_object('eventIds', json_agg(stored.id::text order by stored.id))) as job,
+      json_agg(stored.payload) as payloads
+    from stored`.execute(trx);
+
+  const byId = new Map((rows[0]?.payloads ?? []).map((payload) => [payload.id, payload]));
+  return input.map((event, i) => {
+    const payload = byId.get(event.id);
+    if (!payload) throw new Error(`cannot record ${events[i]!.event}: deal ${events[i]!.dealId} does not exist`);
+    return payload;
+  });
 }
 
 /** Events held back by recordTogether, per transaction. */

@@ -281,7 +281,8 @@ export function createReceiver(options: {
       const replayKey = idempotencyKey !== undefined ? `header:${idempotencyKey}` : `body:${bodyHash(raw)}`;
       const result = await batches.submit({ source, body, replayKey });
 
-      await quietly('mark the source as heard from', () => touch(source.id));
+      // The sender's answer does not wait for this bookkeeping.
+      void quietly('mark the source as heard from', () => touch(source.id));
       countLogged(source.id);
       return result;
     },

@@ -9,7 +9,7 @@
  *
  * Env: BENCH_DURATION (seconds, default 20), BENCH_WORKER=off (intake only: no
  * delivery worker in the service), BENCH_DATABASE_URL (else embedded
- * PostgreSQL under bench/.data/inbound). Needs `pgbench` (Debian: postgresql-client).
+ * PostgreSQL under bench/.data/inbound, emptied first). Needs `pgbench` (Debian: postgresql-client).
  */
 import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -66,7 +66,8 @@ async function main(): Promise<void> {
     );
   }
 
-  const bench = await benchDatabase('inbound');
+  // Every run starts from an empty database: the deals earlier runs wrote would make each run slower than the last.
+  const bench = await benchDatabase('inbound', {}, { fresh: true });
   await sql`create table if not exists bench_single_row_insert (id bigint generated always as identity primary key, n integer not null, label text not null, created_at timestamptz not null default now())`.execute(bench.database.db);
   // The per-source limit guards production senders; here it would only cap the measurement.
   const worker = process.env.BENCH_WORKER === 'off' ? 'off' : 'inline';

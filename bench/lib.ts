@@ -4,7 +4,7 @@
  * autocannon runs repeated for medians, progress lines and a report file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -33,13 +33,15 @@ export interface BenchDatabase {
 
 /**
  * BENCH_DATABASE_URL when set, else an embedded server kept under
- * bench/.data/<name> between runs (seeding a million rows once is enough).
+ * bench/.data/<name> between runs (seeding a million rows once is enough);
+ * `fresh` starts that one from an empty cluster, so runs that write compare.
  */
-export async function benchDatabase(name: string, settings: Record<string, string> = {}): Promise<BenchDatabase> {
+export async function benchDatabase(name: string, settings: Record<string, string> = {}, options: { fresh?: boolean } = {}): Promise<BenchDatabase> {
   const logger = pino({ level: 'warn' });
   let url = process.env.BENCH_DATABASE_URL;
   let server: EmbeddedPostgres | undefined;
   if (!url) {
+    if (options.fresh) await rm(join(ROOT, 'bench', '.data', name), { recursive: true, force: true });
     server = await startEmbeddedPostgres({
       dataDir: join(ROOT, 'bench', '.data', name),
       logger,

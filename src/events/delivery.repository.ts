@@ -1,5 +1,5 @@
-import { sql, type RawBuilder } from 'kysely';
-import type { Database, Executor } from '../db/database.js';
+import { sql } from 'kysely';
+import { preparedAs, type Executor } from '../db/database.js';
 
 /**
  * The worker's side of the delivery tables. An event's first attempts are made
@@ -14,32 +14,20 @@ export const DELIVER_ATTEMPT_TASK = 'deliver_attempt';
 
 const jobKey = (deliveryId: number) => `delivery:${deliveryId}`;
 
-/** What the once-per-delivery statements run on. */
-export type HotPath = Pick<Database, 'db' | 'pool'>;
-
-/**
- * The statements run for every delivery are prepared once per connection:
- * planning them costs PostgreSQL more than running them.
- */
-async function prepared<R>(database: HotPath, name: string, query: RawBuilder<R>): Promise<R[]> {
-  const compiled = query.compile(database.db);
-  const result = await database.pool.query({ name, text: compiled.sql, values: [...compiled.parameters] });
-  return result.rows as R[];
-}
-
 /**
  * The targets of events that have no delivery yet (builtin: every enabled
  * subscription that selected the event; forward: the host), ready to attempt:
  * one statement for a job's events, in the order given.
  */
-export function firstAttempts(database: HotPath, eventIds: string[], mode: 'builtin' | 'forward'): Promise<DeliveryToAttempt[]> {
+export async function firstAttempts(db: Executor, eventIds: string[], mode: 'builtin' | 'forward'): Promise<DeliveryToAttempt[]> {
   const targets =
     mode === 'forward'
       ? sql`left join webhook_subscriptions s on false
             where not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id is null)`
       : sql`join webhook_subscriptions s on s.enabled and o.event = any (s.events)
             where not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id = s.id)`;
-  return prepared(database, `outbound_first_attempts_${mode}`, sql<DeliveryToAttempt>`
+  // Once per event (and below once per delivery): prepared, as planning would cost more than running.
+  const { rows } = await sql<DeliveryToAttempt>`${preparedAs(`outbound_first_attempts_${mode}`)}
     select null::bigint as id, s.id as subscription_id, o.id as event_id, o.event, 'pending' as status,
            0 as cycle_failures, true as due, s.url, s.enabled, s.secret_encrypted,
            case when s.previous_secret_expires_at > now() then s.previous_secret_encrypted end as previous_secret_encrypted,
@@ -47,7 +35,8 @@ export function firstAttempts(database: HotPath, eventIds: string[], mode: 'buil
     from unnest(${eventIds}::uuid[]) with ordinality as wanted (id, position)
     join event_outbox o on o.id = wanted.id
     ${targets}
-    order by wanted.position, s.id`);
+    order by wanted.position, s.id`.execute(db);
+  return rows;
 }
 
 /** A delivery of one event to one subscription (the test event); queued at once. */
@@ -122,7 +111,7 @@ export interface AttemptRecord {
 const ms = (value: number) => sql`(${value}::double precision * interval '1 millisecond')`;
 
 /** Success: one statement writes the outcome and the attempt, and the subscription's failing streak ends. */
-export async function recordSuccess(database: HotPath, delivery: DeliveryToAttempt, attempt: AttemptRecord): Promise<void> {
+export async function recordSuccess(db: Executor, delivery: DeliveryToAttempt, attempt: AttemptRecord): Promise<void> {
   const outcome =
     delivery.id === null
       ? sql`insert into webhook_deliveries (subscription_id, event_id, event, status, attempt_count, next_attempt_at,
@@ -136,13 +125,13 @@ export async function recordSuccess(database: HotPath, delivery: DeliveryToAttem
                 last_error = null, next_attempt_at = null, delivered_at = ${attempt.attemptedAt}, updated_at = now()
             where id = ${delivery.id}
             returning id`;
-  await prepared(database, delivery.id === null ? 'outbound_first_success' : 'outbound_retry_success', sql`
+  await sql`${preparedAs(delivery.id === null ? 'outbound_first_success' : 'outbound_retry_success')}
     with delivery as (${outcome}), attempt as (
       insert into webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body, error)
       select id, ${attempt.attemptedAt}, ${attempt.statusCode}, ${attempt.durationMs}, ${attempt.responseBody}, null from delivery
     )
     update webhook_subscriptions set failing_since = null
-    where id = ${delivery.subscription_id}::integer and failing_since is not null`);
+    where id = ${delivery.subscription_id}::integer and failing_since is not null`.execute(db);
 }
 
 export interface FailureOutcome {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
 import { open } from '../crypto/secret-box.js';
 import {
   abandon,
@@ -8,7 +9,6 @@ import {
   recordFailure,
   recordSuccess,
   type DeliveryToAttempt,
-  type HotPath,
 } from './delivery.repository.js';
 import { postJson } from './http-post.js';
 import { retryDelay, type RetryPolicy } from './retry-policy.js';
@@ -42,8 +42,7 @@ interface Target {
   unusable?: string;
 }
 
-export function createDispatcher(database: HotPath, config: DispatcherConfig, policy: RetryPolicy, logger: Logger): Dispatcher {
-  const { db } = database;
+export function createDispatcher(db: Db, config: DispatcherConfig, policy: RetryPolicy, logger: Logger): Dispatcher {
   const sockets = Math.max(config.WORKER_CONCURRENCY, 8);
   // Subscriber URLs go through the SSRF filter; the host's own dispatcher is operator configuration.
   const subscriberAgents = targetAgents(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, sockets);
@@ -89,7 +88,7 @@ export function createDispatcher(database: HotPath, config: DispatcherConfig, po
     const attempt = { attemptedAt, ...result };
 
     if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) {
-      await recordSuccess(database, delivery, attempt);
+      await recordSuccess(db, delivery, attempt);
       return;
     }
     const outcome = await db.transaction().execute((trx) =>
@@ -108,7 +107,7 @@ export function createDispatcher(database: HotPath, config: DispatcherConfig, po
 
   return {
     async deliverEvents(eventIds) {
-      const deliveries = await firstAttempts(database, eventIds, config.WEBHOOK_MODE);
+      const deliveries = await firstAttempts(db, eventIds, config.WEBHOOK_MODE);
       // Every attempt finishes (and is recorded) before a database error fails the job.
       const results = await Promise.allSettled(deliveries.map(attemptDelivery));
       const failure = results.find((result) => result.status === 'rejected');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Trx } from '../db/database.js';
+import { preparedAs, type Trx } from '../db/database.js';
 
 /**
  * The only writer of events. A service calls `recordDealEvent(s)` inside its
@@ -102,7 +102,7 @@ export async function writeDealEvents(trx: Trx, events: readonly RecordOptions[]
   const dealIds = [...new Set(events.map((event) => event.dealId))].sort((a, b) => a - b);
 
   // One delivery job for the lot: one NOTIFY and one job for the worker to fetch and complete, not one per event.
-  const { rows } = await sql<{ payloads: EventPayload[] | null }>`
+  const { rows } = await sql<{ payloads: EventPayload[] | null }>`${preparedAs('events_write')}
     with input as materialized (
       select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
         as e (id uuid, event text, deal_id integer, changed_by jsonb, extras jsonb, position integer)

@@ -59,7 +59,7 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
   const policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
   const concurrency = config.WORKER_CONCURRENCY;
   const database = createDatabase(withAsyncCommit(options.databaseUrl), { max: concurrency + 4 });
-  const dispatcher = createDispatcher(database, config, policy, logger);
+  const dispatcher = createDispatcher(database.db, config, policy, logger);
 
   const runner = await run({
     pgPool: database.pool,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor, Trx } from '../../db/database.js';
+import { preparedAs, type Executor, type Trx } from '../../db/database.js';
 import type { StageType } from '../../db/schema.js';
 
 /** Row-level reads and writes of deals; no HTTP, no permissions. */
@@ -66,7 +66,7 @@ export interface NewDeal extends Omit<DealRow, 'id' | 'lost_reason'> {
  */
 export async function insertDeals(trx: Trx, deals: NewDeal[]): Promise<{ id: number }[]> {
   const input = deals.map(({ changed_by, ...deal }, position) => ({ ...deal, changed_by_id: changed_by.id, changed_by_name: changed_by.name, position }));
-  const { rows } = await sql<{ id: number }>`
+  const { rows } = await sql<{ id: number }>`${preparedAs('deals_insert')}
     with input as materialized (
       select nextval(pg_get_serial_sequence('deals', 'id'))::integer as id, v.*
       from jsonb_to_recordset(${JSON.stringify(input)}::jsonb) as v (

@@ -24,11 +24,13 @@ const PREPARED = /^-- prepared: ([a-z0-9_]+)\n/;
 
 /**
  * Marks a statement to be prepared once per connection under `name` and from
- * then on only bound and run: PostgreSQL parses and plans it once instead of on
- * every call, which for the statements every receive and event runs costs
- * more than running them. Put it first in an `sql` template; the text after it
- * must be the same on every call (arrays or JSON, not value lists of varying
- * length), and each name has one text.
+ * then on only bound and run: PostgreSQL parses it once instead of on every
+ * call, and may settle on one plan (its plan cache decides, from the values
+ * seen). For the large statements every receive, event and delivery runs.
+ * Put it first in an `sql` template; the text after it must be the same on
+ * every call (arrays or JSON, not value lists of varying length), each name has
+ * one text, and a join with JSON or array input needs `= any()` on the joined
+ * table's key so any plan finds rows by index.
  */
 export const preparedAs = (name: string) => sql.raw(`-- prepared: ${name}\n`);
 
@@ -48,9 +50,6 @@ export function createDatabase(connectionString: string, options: { max?: number
     max: options.max ?? 20,
     idleTimeoutMillis: 30_000,
     Client: PreparingClient,
-    // Prepared statements (ours, and graphile-worker's queue functions) keep one generic plan instead of
-    // re-planning per call: they look rows up by key or take arrays, so a plan fit to the values gains nothing.
-    options: '-c plan_cache_mode=force_generic_plan',
   });
   // An idle client that loses its server must not crash the process; requests
   // fail with 503 through the error handler instead.

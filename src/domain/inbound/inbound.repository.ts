@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { preparedAs, type Executor, type Trx } from '../../db/database.js';
+import type { Executor, Trx } from '../../db/database.js';
 import type { ReceiveOutcome } from '../../db/schema.inbound.js';
 
 /** Rows of inbound sources, their receive log and their replay-safety keys. */
@@ -171,18 +171,21 @@ export async function storeAnswersAndLog(
   entries: (LogEntry & { sourceId: string })[],
 ): Promise<void> {
   if (entries.length === 0) return;
-  await sql`${preparedAs('inbound_answers_and_log')}
+  // Value lists, not a prepared statement: planned with the real row count, the update finds its rows by primary key.
+  const logRows = sql.join(
+    entries.map((e) => sql`(${e.sourceId}::uuid, ${e.status}::int, ${e.outcome}, ${e.error ?? null}, ${e.dealId ?? null}::int)`),
+  );
+  const answerRows = answers.length
+    ? sql.join(answers.map((a) => sql`(${a.sourceId}::uuid, ${a.key}, ${a.status}::int, ${JSON.stringify(a.body)}::jsonb)`))
+    : sql`(null::uuid, null::text, null::int, null::jsonb)`;
+  await sql`
     with stored as (
       update inbound_idempotency set status = answer.status, response = answer.response
-      from jsonb_to_recordset(${JSON.stringify(answers.map((a) => ({ source_id: a.sourceId, key: a.key, status: a.status, response: a.body })))}::jsonb)
-        as answer (source_id uuid, key text, status integer, response jsonb)
+      from (values ${answerRows}) as answer (source_id, key, status, response)
       where inbound_idempotency.source_id = answer.source_id and inbound_idempotency.key = answer.key
       returning 1
     )
-    insert into inbound_receive_log (source_id, status, outcome, error, deal_id)
-    select source_id, status, outcome, error, deal_id
-    from jsonb_to_recordset(${JSON.stringify(entries.map((e) => ({ source_id: e.sourceId, status: e.status, outcome: e.outcome, error: e.error ?? null, deal_id: e.dealId ?? null })))}::jsonb)
-      as entry (source_id uuid, status integer, outcome text, error text, deal_id integer)`.execute(trx);
+    insert into inbound_receive_log (source_id, status, outcome, error, deal_id) values ${logRows}`.execute(trx);
 }
 
 // ---------------------------------------------------------------------------

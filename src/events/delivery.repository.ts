@@ -33,7 +33,8 @@ export async function firstAttempts(db: Executor, eventIds: string[], mode: 'bui
            case when s.previous_secret_expires_at > now() then s.previous_secret_encrypted end as previous_secret_encrypted,
            o.payload
     from unnest(${eventIds}::uuid[]) with ordinality as wanted (id, position)
-    join event_outbox o on o.id = wanted.id
+    -- = any() keeps the lookup on the primary key whatever plan the prepared statement settles on
+    join event_outbox o on o.id = wanted.id and o.id = any(${eventIds}::uuid[])
     ${targets}
     order by wanted.position, s.id`.execute(db);
   return rows;

@@ -15,28 +15,26 @@ export const DELIVER_ATTEMPT_TASK = 'deliver_attempt';
 const jobKey = (deliveryId: number) => `delivery:${deliveryId}`;
 
 /**
- * The targets of events that have no delivery yet (builtin: every enabled
- * subscription that selected the event; forward: the host), ready to attempt:
- * one statement for a job's events, in the order given.
+ * The targets of an event that have no delivery yet (builtin: every enabled
+ * subscription that selected it; forward: the host), ready to attempt. One
+ * event per statement: a lookup by key that PostgreSQL plans once per
+ * connection (an array of ids would be planned again on every call).
  */
-export async function firstAttempts(db: Executor, eventIds: string[], mode: 'builtin' | 'forward'): Promise<DeliveryToAttempt[]> {
+export async function firstAttempts(db: Executor, eventId: string, mode: 'builtin' | 'forward'): Promise<DeliveryToAttempt[]> {
   const targets =
     mode === 'forward'
-      ? sql`left join webhook_subscriptions s on false
-            where not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id is null)`
-      : sql`join webhook_subscriptions s on s.enabled and o.event = any (s.events)
-            where not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id = s.id)`;
-  // Once per event (and below once per delivery): prepared, as planning would cost more than running.
+      ? sql`from event_outbox o left join webhook_subscriptions s on false
+            where o.id = ${eventId}
+              and not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id is null)`
+      : sql`from event_outbox o join webhook_subscriptions s on s.enabled and o.event = any (s.events)
+            where o.id = ${eventId}
+              and not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id = s.id)`;
   const { rows } = await sql<DeliveryToAttempt>`${preparedAs(`outbound_first_attempts_${mode}`)}
     select null::bigint as id, s.id as subscription_id, o.id as event_id, o.event, 'pending' as status,
            0 as cycle_failures, true as due, s.url, s.enabled, s.secret_encrypted,
            case when s.previous_secret_expires_at > now() then s.previous_secret_encrypted end as previous_secret_encrypted,
            o.payload
-    from unnest(${eventIds}::uuid[]) with ordinality as wanted (id, position)
-    -- = any() keeps the lookup on the primary key whatever plan the prepared statement settles on
-    join event_outbox o on o.id = wanted.id and o.id = any(${eventIds}::uuid[])
-    ${targets}
-    order by wanted.position, s.id`.execute(db);
+    ${targets}`.execute(db);
   return rows;
 }
 

@@ -15,27 +15,31 @@ export const DELIVER_ATTEMPT_TASK = 'deliver_attempt';
 const jobKey = (deliveryId: number) => `delivery:${deliveryId}`;
 
 /**
- * The targets of an event that have no delivery yet (builtin: every enabled
- * subscription that selected it; forward: the host), ready to attempt. One
- * event per statement: a lookup by key that PostgreSQL plans once per
- * connection (an array of ids would be planned again on every call).
+ * The targets of a job's events that have no delivery yet (builtin: every
+ * enabled subscription that selected the event; forward: the host), ready to
+ * attempt, in the order of the events. One statement per job: a job of one
+ * event looks it up by key, which PostgreSQL plans once per connection; a job
+ * of many (a batch) takes an array, planned per call but once for all of them.
  */
-export async function firstAttempts(db: Executor, eventId: string, mode: 'builtin' | 'forward'): Promise<DeliveryToAttempt[]> {
+export async function firstAttempts(db: Executor, eventIds: string[], mode: 'builtin' | 'forward'): Promise<DeliveryToAttempt[]> {
+  const one = eventIds.length === 1;
+  const events = one ? sql`o.id = ${eventIds[0]}::uuid` : sql`o.id = any(${eventIds}::uuid[])`;
   const targets =
     mode === 'forward'
       ? sql`from event_outbox o left join webhook_subscriptions s on false
-            where o.id = ${eventId}
+            where ${events}
               and not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id is null)`
       : sql`from event_outbox o join webhook_subscriptions s on s.enabled and o.event = any (s.events)
-            where o.id = ${eventId}
+            where ${events}
               and not exists (select 1 from webhook_deliveries d where d.event_id = o.id and d.subscription_id = s.id)`;
-  const { rows } = await sql<DeliveryToAttempt>`${preparedAs(`outbound_first_attempts_${mode}`)}
+  const { rows } = await sql<DeliveryToAttempt>`${preparedAs(`outbound_first_attempts_${mode}_${one ? 'one' : 'many'}`)}
     select null::bigint as id, s.id as subscription_id, o.id as event_id, o.event, 'pending' as status,
            0 as cycle_failures, true as due, s.url, s.enabled, s.secret_encrypted,
            case when s.previous_secret_expires_at > now() then s.previous_secret_encrypted end as previous_secret_encrypted,
            o.payload
     ${targets}`.execute(db);
-  return rows;
+  const position = new Map(eventIds.map((id, i) => [id, i]));
+  return rows.sort((a, b) => position.get(a.event_id)! - position.get(b.event_id)! || (a.subscription_id ?? 0) - (b.subscription_id ?? 0));
 }
 
 /** A delivery of one event to one subscription (the test event); queued at once. */

@@ -16,7 +16,7 @@ import { signedHeaders } from './signing.js';
 import { targetAgents, type TargetAgents } from './ssrf.js';
 
 /**
- * What the worker's tasks do. `deliverEvent` turns one outbox event into
+ * What the worker's tasks do. `deliverEvents` turns a job's outbox events into
  * deliveries (one per subscription in builtin mode, one to the host in forward
  * mode) and makes their first attempts, side by side; `attempt` is a retry (or
  * a manual redelivery, or a test event) of one delivery. Each attempt is
@@ -29,7 +29,7 @@ export type DispatcherConfig = Pick<
 >;
 
 export interface Dispatcher {
-  deliverEvent(eventId: string): Promise<void>;
+  deliverEvents(eventIds: string[]): Promise<void>;
   attempt(deliveryId: number): Promise<void>;
   close(): void;
 }
@@ -106,8 +106,8 @@ export function createDispatcher(db: Db, config: DispatcherConfig, policy: Retry
   }
 
   return {
-    async deliverEvent(eventId) {
-      const deliveries = await firstAttempts(db, eventId, config.WEBHOOK_MODE);
+    async deliverEvents(eventIds) {
+      const deliveries = await firstAttempts(db, eventIds, config.WEBHOOK_MODE);
       // Every attempt finishes (and is recorded) before a database error fails the job.
       const results = await Promise.allSettled(deliveries.map(attemptDelivery));
       const failure = results.find((result) => result.status === 'rejected');

@@ -80,10 +80,8 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
       [DELIVER_EVENT_TASK]: async (payload) => {
         const eventIds = idOf(payload, 'eventIds');
         if (!Array.isArray(eventIds) || !eventIds.every((id) => typeof id === 'string')) throw new Error('deliver_event needs eventIds');
-        // Side by side; if any fails the job is retried, and a rerun skips targets that already have a delivery row.
-        const results = await Promise.allSettled(eventIds.map((eventId: string) => dispatcher.deliverEvent(eventId)));
-        const failure = results.find((result) => result.status === 'rejected');
-        if (failure) throw failure.reason;
+        // If any attempt fails the job is retried, and a rerun skips targets that already have a delivery row.
+        await dispatcher.deliverEvents(eventIds);
       },
       [DELIVER_ATTEMPT_TASK]: async (payload) => {
         const deliveryId = Number(idOf(payload, 'deliveryId'));

@@ -164,6 +164,18 @@ describe('inbound receive: mapping', () => {
     for (const event of events) {
       expect(event.payload.changed_by).toEqual({ id: null, name: 'Partner portal' });
       expect(event.payload.source).toEqual({ id: source.id, name: 'Partner portal' });
+      // A deal from a sender has no owner: the snapshot says so with null, as the spec's deal object does.
+      expect(event.payload.deal).toEqual({
+        id: deal.id,
+        title: 'Acme renewal',
+        amount: 1500.5,
+        currency: 'USD',
+        status: 'open',
+        stage: { id: pipeline.stages[0]!.id, name: pipeline.stages[0]!.name, type: 'open' },
+        pipeline: { id: pipeline.id, name: 'Partners' },
+        owner: null,
+        closeDate: '2026-12-31',
+      });
     }
     expect(events[1]!.payload.contact).toEqual({
       id: contact.id,

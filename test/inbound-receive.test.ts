@@ -271,6 +271,28 @@ describe('inbound receive: mapping', () => {
     expect(await dealCount(t)).toBe(3);
   });
 
+
+  it('numbers a deal\'s events 1, 2, 3 ... from its creation with a contact through later updates and moves', async () => {
+    const t = await setupApp();
+    const source = await createSource(t, { name: 'CRM' });
+    const first = await receive(t, source, { external_id: 'seq-1', title: 'Sequenced', contact: { email: 'seq@crm.example' } });
+    const dealId = first.json().deal.id;
+    await receive(t, source, { external_id: 'seq-1', amount: 42 });
+    const pipeline = await defaultPipeline(t.db);
+    await t.call({ method: 'POST', url: `/service/${dealId}/stage`, payload: { stage_id: pipeline.stages[1]!.id } });
+    await receive(t, source, { external_id: 'seq-1', title: 'Sequenced again' });
+
+    const events = await t.db.selectFrom('event_outbox').select(['event', 'sequence', 'payload']).where('deal_id', '=', dealId).orderBy('sequence').execute();
+    expect(events.map((e) => [e.event, e.sequence, e.payload.sequence])).toEqual([
+      ['service.deal.created', 1, 1],
+      ['service.deal.contact_added', 2, 2],
+      ['service.deal.updated', 3, 3],
+      ['deal.stage_changed', 4, 4],
+      ['service.deal.updated', 5, 5],
+    ]);
+    const deal = await t.db.selectFrom('deals').select('event_sequence').where('id', '=', dealId).executeTakeFirstOrThrow();
+    expect(deal.event_sequence).toBe(5);
+  });
   it('concurrent first receives of one external_id make one deal, the rest update it', async () => {
     const t = await setupApp();
     const source = await createSource(t);

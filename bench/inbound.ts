@@ -5,6 +5,11 @@
  * single-row INSERT rate `pgbench` reaches against the same PostgreSQL server in
  * the same run. Afterwards every 200 answer is checked for its deal.
  *
+ * Two ceilings are measured beside it, to show what this machine allows: HTTP
+ * alone (the same endpoint answering 404 for an unknown source, no database
+ * work) and the database alone (bench/inbound-floor.ts: pgbench writing what
+ * receives write, in batches, with no service in front).
+ *
  *   flock /tmp/bench.lock npx tsx bench/inbound.ts      (npm run bench:inbound)
  *
  * Env: BENCH_DURATION (seconds per measured round, three rounds, default 15), BENCH_WORKER=off (intake only: no
@@ -18,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import { sql } from 'kysely';
+import { databaseFloor, type FloorResult } from './inbound-floor.js';
 import { basicHeader, benchDatabase, load, median, progress, startService, writeReport } from './lib.js';
 
 const SENDERS = 32;
@@ -94,29 +100,31 @@ async function main(): Promise<void> {
     const dealIds = new Set<number>();
     const statuses = new Map<number, number>();
 
+    /** The next signed receive of the sender whose autocannon context this is (each connection keeps one source). */
+    const signedReceive = (request: autocannon.Request, context: object): autocannon.Request => {
+      const perSender = context as { source?: { id: string; secret: string } };
+      perSender.source ??= sources[assigned++ % sources.length];
+      const source = perSender.source!;
+      const n = ++sequence;
+      const body = JSON.stringify({
+        title: `Bench deal ${runId}-${n}`,
+        amount: Math.round(random() * 10_000_000) / 100,
+        close_date: `2027-${String(1 + Math.floor(random() * 12)).padStart(2, '0')}-${String(1 + Math.floor(random() * 28)).padStart(2, '0')}`,
+        contact: { email: `buyer-${Math.floor(random() * EMAIL_POOL)}@bench.example`, first_name: 'Bench', last_name: `Buyer ${n}` },
+        custom_fields: { campaign: `c-${n % 17}`, score: Math.floor(random() * 100) },
+      });
+      const signature = `sha256=${createHmac('sha256', source.secret).update(body).digest('hex')}`;
+      return {
+        ...request,
+        path: `/service/settings/inbound-webhooks/${source.id}/receive`,
+        headers: { 'content-type': 'application/json', 'x-service-signature': signature },
+        body,
+      };
+    };
     const requests: autocannon.Request[] = [
       {
         method: 'POST',
-        setupRequest: (request, context) => {
-          const perSender = context as { source?: { id: string; secret: string } };
-          perSender.source ??= sources[assigned++ % sources.length];
-          const source = perSender.source!;
-          const n = ++sequence;
-          const body = JSON.stringify({
-            title: `Bench deal ${runId}-${n}`,
-            amount: Math.round(random() * 10_000_000) / 100,
-            close_date: `2027-${String(1 + Math.floor(random() * 12)).padStart(2, '0')}-${String(1 + Math.floor(random() * 28)).padStart(2, '0')}`,
-            contact: { email: `buyer-${Math.floor(random() * EMAIL_POOL)}@bench.example`, first_name: 'Bench', last_name: `Buyer ${n}` },
-            custom_fields: { campaign: `c-${n % 17}`, score: Math.floor(random() * 100) },
-          });
-          const signature = `sha256=${createHmac('sha256', source.secret).update(body).digest('hex')}`;
-          return {
-            ...request,
-            path: `/service/settings/inbound-webhooks/${source.id}/receive`,
-            headers: { 'content-type': 'application/json', 'x-service-signature': signature },
-            body,
-          };
-        },
+        setupRequest: signedReceive,
         onResponse: (status: number, body: string) => {
           statuses.set(status, (statuses.get(status) ?? 0) + 1);
           if (status === 200) dealIds.add((JSON.parse(body) as { deal: { id: number } }).deal.id);
@@ -142,6 +150,15 @@ async function main(): Promise<void> {
     const p99 = median(rounds.map((r) => r.p99));
     const after = pgbench ? await pgbenchInsertRate(pgbench, bench.url) : undefined;
 
+    // HTTP alone: a signed body of the same size to an unknown source is answered 404 without database work (the miss is cached).
+    const unknown = `/service/settings/inbound-webhooks/00000000-0000-4000-8000-000000000000/receive`;
+    const httpOnly = await load({
+      url: service.url,
+      connections: SENDERS,
+      duration: 5,
+      requests: [{ method: 'POST', setupRequest: (request, context) => ({ ...signedReceive(request, context), path: unknown }) }],
+    });
+
     // Every 200 must have its deal, created by one of this run's sources.
     const ids = [...dealIds];
     const found = await bench.database.db
@@ -157,6 +174,19 @@ async function main(): Promise<void> {
     const ratio = insertRate ? receiveRate / insertRate : undefined;
     const other = [...statuses].filter(([status]) => status !== 200).map(([status, count]) => `${status}×${count}`).join(', ') || 'none';
 
+    // The database alone, with the service stopped so it has the machine to itself.
+    for (const source of sources) {
+      await fetch(`${service.url}/service/settings/inbound-webhooks/${source.id}`, { method: 'DELETE', headers: { authorization: basicHeader } });
+    }
+    await service.stop();
+    const floor: FloorResult[] = pgbench
+      ? await databaseFloor(bench.database.db, bench.url, pgbench, PGBENCH_SECONDS, (done, total) => progress('database alone (pgbench, batches)', done, total))
+      : [];
+    const best = Math.max(...floor.map((f) => f.receivesPerSecond));
+    // Both ceilings take the whole machine at their rate, so a receive needs at least the sum of their times.
+    const ceiling = floor.length ? 1 / (1 / best + 1 / httpOnly.rps) : undefined;
+    const share = (rate: number) => (insertRate ? ` (${round((rate / insertRate) * 100)}% of pgbench)` : '');
+
     await writeReport(
       worker === 'inline' ? 'inbound' : 'inbound-intake',
       `Inbound webhook receives (signed, each creating a deal with a contact${worker === 'inline' ? '' : '; intake only'})`,
@@ -171,6 +201,12 @@ async function main(): Promise<void> {
         { metric: '200 answers (warm-up + measured)', value: total200 },
         { metric: 'deals found for them', value: found.n },
         { metric: 'other statuses', value: other },
+        { metric: 'ceiling: HTTP alone (same endpoint, 404 for an unknown source) per second', value: round(httpOnly.rps) },
+        ...floor.map((f) => ({
+          metric: `ceiling: database alone, batches of ${f.batch} (pgbench, ${f.clients} clients), receives per second`,
+          value: `${round(f.receivesPerSecond)}${share(f.receivesPerSecond)}`,
+        })),
+        { metric: 'ceiling: both, 1 / (1/best database + 1/HTTP), receives per second', value: ceiling ? `${round(ceiling)}${share(ceiling)}` : 'n/a' },
       ],
       [
         `p99 target < ${TARGET_P99_MS} ms: ${p99 < TARGET_P99_MS ? 'met' : 'MISSED'} (median of ${ROUNDS} rounds of ${DURATION} s).`,
@@ -178,14 +214,11 @@ async function main(): Promise<void> {
         `every 200 has its deal: ${verified ? 'yes' : 'NO'} (${ids.length} distinct deal ids, ${found.n} found, ${warmup200} from the warm-up).`,
         `pgbench: ${SENDERS} clients, -j 2, ${PGBENCH_SECONDS} s, one INSERT of one row per transaction into a table with an identity key, against the same server; the higher of the runs before and after is used.`,
         `The service runs as in production (src/server.ts, default pool, delivery worker ${worker === 'inline' ? 'inline' : 'off: intake only, as on a node with WORKER=off'}) except INBOUND_RATE_LIMIT=100000, so the per-source limit does not cap the measurement; each receive writes the deal, stage history, contact, committee row, two outbox events, the replay key and the receive log in one transaction, shared with the receives arriving alongside (one delivery job per transaction).`,
+        `Ceilings: HTTP alone is autocannon and the service with no database work; the database alone is pgbench running bench/inbound-floor.sql (a batch of receives' rows in one statement, no reads, fewer writes than the service makes) with the service stopped. Each takes both cores at its rate, so no service on this machine stores receives faster than the combined ceiling.`,
         `Command: ${worker === 'inline' ? '' : 'BENCH_WORKER=off '}flock /tmp/bench.lock npx tsx bench/inbound.ts`,
       ],
     );
     if (!verified) process.exitCode = 1;
-
-    for (const source of sources) {
-      await fetch(`${service.url}/service/settings/inbound-webhooks/${source.id}`, { method: 'DELETE', headers: { authorization: basicHeader } });
-    }
   } finally {
     await service.stop();
     await bench.stop();

@@ -119,11 +119,11 @@ export async function updateDealFields(trx: Trx, id: number, values: DealFieldVa
 }
 
 /**
- * Puts the deal into a stage and syncs status, won/lost times and the lost
- * reason. clock_timestamp() rather than now(): a move that waited for another
- * move's lock must not be stamped earlier than the move it waited for.
+ * Puts deals in a stage (and its pipeline), syncing status, won/lost times and
+ * lost_reason; answers each deal's move time. clock_timestamp() rather than
+ * now(): a move that waited for another move's lock must not be stamped earlier
+ * than the move it waited for.
  */
-/** Puts deals in a stage (and its pipeline), syncing status, won/lost times and lost_reason; answers each deal's move time. */
 export async function setDealsStage(
   trx: Trx,
   ids: number[],

@@ -20,6 +20,14 @@ export const FLOOR_RUNS = [
   { batch: 32, clients: 2 },
 ] as const;
 
+/** Runs pgbench (`-n`, the given arguments, then the url) and answers its transactions per second. */
+export function pgbenchTps(pgbench: string, args: string[], url: string): number {
+  const run = spawnSync(pgbench, ['-n', ...args, url], { encoding: 'utf8' });
+  const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(run.stdout)?.[1];
+  if (run.status !== 0 || !tps) throw new Error(`pgbench ${args.join(' ')} failed (${run.status}): ${run.stderr || run.stdout}`);
+  return Number(tps);
+}
+
 export interface FloorResult {
   batch: number;
   clients: number;
@@ -59,10 +67,8 @@ export async function databaseFloor(
       };
       const script = join(dir, `floor-${run.batch}.sql`);
       await writeFile(script, template.replace(/\{\{(\w+)\}\}/g, (_, name: string) => String(values[name])));
-      const out = spawnSync(pgbench, ['-n', '-M', 'prepared', '-c', String(run.clients), '-j', '2', '-T', String(seconds), '-f', script, url], { encoding: 'utf8' });
-      const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(out.stdout)?.[1];
-      if (out.status !== 0 || !tps) throw new Error(`pgbench (floor, batch ${run.batch}) failed (${out.status}): ${out.stderr || out.stdout}`);
-      results.push({ ...run, receivesPerSecond: Number(tps) * run.batch });
+      const tps = pgbenchTps(pgbench, ['-M', 'prepared', '-c', String(run.clients), '-j', '2', '-T', String(seconds), '-f', script], url);
+      results.push({ ...run, receivesPerSecond: tps * run.batch });
       progress(i + 1, FLOOR_RUNS.length);
     }
   } finally {

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import { sql } from 'kysely';
-import { databaseFloor, type FloorResult } from './inbound-floor.js';
+import { databaseFloor, pgbenchTps, type FloorResult } from './inbound-floor.js';
 import { basicHeader, benchDatabase, load, median, progress, startService, writeReport } from './lib.js';
 
 const SENDERS = 32;
@@ -55,11 +55,11 @@ async function pgbenchInsertRate(pgbench: string, url: string): Promise<number> 
   const dir = await mkdtemp(join(tmpdir(), 'pgbench-'));
   const script = join(dir, 'insert.sql');
   await writeFile(script, "\\set n random(1, 1000000)\nINSERT INTO bench_single_row_insert (n, label) VALUES (:n, 'pgbench row');\n");
-  const run = spawnSync(pgbench, ['-n', '-c', String(SENDERS), '-j', '2', '-T', String(PGBENCH_SECONDS), '-f', script, url], { encoding: 'utf8' });
-  await rm(dir, { recursive: true, force: true });
-  const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(run.stdout)?.[1];
-  if (run.status !== 0 || !tps) throw new Error(`pgbench failed (${run.status}): ${run.stderr || run.stdout}`);
-  return Number(tps);
+  try {
+    return pgbenchTps(pgbench, ['-c', String(SENDERS), '-j', '2', '-T', String(PGBENCH_SECONDS), '-f', script], url);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));

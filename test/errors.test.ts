@@ -73,6 +73,16 @@ describe('error mapping (contract section 2)', () => {
     expect(deals).toEqual([]);
   });
 
+  it('422, not a server error, for JSON nested deeper than 32 levels, also on the public token route; 32 levels are fine', async () => {
+    const nested = (levels: number) => `${'{"a":'.repeat(levels - 1)}{"b":1}${'}'.repeat(levels - 1)}`;
+    const token = await t.app.inject({ method: 'POST', url: '/oauth/v2/token', headers: { 'content-type': 'application/json' }, payload: `{"x":${'['.repeat(5000)}${']'.repeat(5000)}}` });
+    expect(expectError(token, 422, 'validation_failed').details).toHaveProperty(['x' + '[0]'.repeat(31)]);
+    const deal = await t.call({ method: 'POST', url: '/service/deals/new', headers: { 'content-type': 'application/json' }, payload: `{"deal":{"title":"Deep","customFields":${nested(31)}}}` });
+    expectError(deal, 422, 'validation_failed');
+    const fine = await t.call({ method: 'POST', url: '/service/deals/new', headers: { 'content-type': 'application/json' }, payload: `{"deal":{"title":"Deep","customFields":${nested(30)}}}` });
+    expect(fine.statusCode).toBe(200);
+  });
+
   it('422 for a body that is not valid JSON', async () => {
     const res = await t.call({ method: 'POST', url: '/host/contacts/new', headers: { 'content-type': 'application/json' }, payload: '{"email":' });
     expectError(res, 422, 'validation_failed');

@@ -91,22 +91,40 @@ export function errorBody(error: AppError) {
   return { errors: [{ code: error.statusCode, message: error.message, details: error.details, type: error.type }] };
 }
 
-/** The first string in a parsed body or query that holds a NUL character, named as sent (`deal[title]`). */
-export function findNulCharacter(value: unknown, name: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? name || 'body' : undefined;
-  if (value === null || typeof value !== 'object') return undefined;
-  for (const [key, inner] of Object.entries(value)) {
-    const found = findNulCharacter(inner, name ? `${name}[${key}]` : key);
-    if (found) return found;
+/** Parsed bodies and queries nested deeper than this are refused before anything walks them. */
+export const MAX_INPUT_DEPTH = 32;
+
+/**
+ * What is wrong with a parsed body or query before validation, named as sent
+ * (`deal[title]`): a string holding a NUL character (PostgreSQL cannot store
+ * one in text or JSON), or nesting beyond MAX_INPUT_DEPTH (JSON.parse accepts
+ * any depth; a recursive walk of it would overflow the stack). Walks with an
+ * explicit stack, in document order.
+ */
+export function inputProblem(input: unknown): ValidationError | undefined {
+  const stack: { value: unknown; name: string; depth: number }[] = [{ value: input, name: '', depth: 0 }];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const { value, name, depth } = next;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return ValidationError.field(name || 'body', 'Must not contain NUL characters');
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth >= MAX_INPUT_DEPTH) return ValidationError.field(name || 'body', `Must nest at most ${MAX_INPUT_DEPTH} levels`);
+    const entries = Object.entries(value);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, inner] = entries[i]!;
+      stack.push({ value: inner, name: name ? `${name}[${key}]` : key, depth: depth + 1 });
+    }
   }
   return undefined;
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
-  // PostgreSQL cannot store NUL in text or JSON; refuse it up front, naming the input, instead of failing at the insert.
+  // Refused up front, naming the input, instead of failing at the insert or overflowing a recursive walk.
   app.addHook('preValidation', async (request) => {
-    const input = findNulCharacter(request.query, '') ?? (Buffer.isBuffer(request.body) ? undefined : findNulCharacter(request.body, ''));
-    if (input) throw ValidationError.field(input, 'Must not contain NUL characters');
+    const problem = inputProblem(request.query) ?? (Buffer.isBuffer(request.body) ? undefined : inputProblem(request.body));
+    if (problem) throw problem;
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {

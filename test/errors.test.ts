@@ -41,12 +41,12 @@ describe('error mapping (contract section 2)', () => {
   it('413 for a body over 1 MiB', async () => {
     const payload = JSON.stringify({ email: 'big@example.test', company: 'x'.repeat(1024 * 1024) });
     const res = await t.call({ method: 'POST', url: '/host/contacts/new', headers: { 'content-type': 'application/json' }, payload });
-    expectError(res, 413, 'payload_too_large');
+    expect(expectError(res, 413, 'payload_too_large').message).toBe('Request body is larger than 1048576 bytes');
   });
 
   it('415 for a content type other than JSON or a form', async () => {
     const res = await t.call({ method: 'POST', url: '/host/contacts/new', headers: { 'content-type': 'application/xml' }, payload: '<email>a@b.test</email>' });
-    expectError(res, 415, 'unsupported_media_type');
+    expect(expectError(res, 415, 'unsupported_media_type').message).toContain('Unsupported content type application/xml');
     const plain = await t.call({ method: 'POST', url: '/host/contacts/new', headers: { 'content-type': 'text/plain' }, payload: 'email=a@b.test' });
     expectError(plain, 415, 'unsupported_media_type');
   });

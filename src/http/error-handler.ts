@@ -5,7 +5,6 @@ import {
   ConflictError,
   NotFoundError,
   PayloadTooLargeError,
-  RateLimitedError,
   UnsupportedMediaTypeError,
   ValidationError,
   type FieldErrors,
@@ -45,6 +44,13 @@ function isDatabaseDown(error: { code?: string; message?: string }): boolean {
   );
 }
 
+/** Errors of reading the body, which Fastify's messages do not describe: the request does (its limit, its content type). */
+function bodyReadError(error: FastifyError, request: FastifyRequest): AppError | undefined {
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PayloadTooLargeError(request.routeOptions.bodyLimit);
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new UnsupportedMediaTypeError(request.headers['content-type']);
+  return undefined;
+}
+
 /** Maps anything thrown during a request to an AppError (or undefined for a genuine fault). */
 export function toAppError(error: FastifyError & { code?: string; constraint?: string }): AppError | undefined {
   if (error instanceof AppError) return error;
@@ -54,10 +60,6 @@ export function toAppError(error: FastifyError & { code?: string; constraint?: s
     return new ValidationError(validationDetails(error.validation as ValidationIssue[], error.validationContext));
   }
   switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new PayloadTooLargeError(Number(/(\d+)/.exec(error.message)?.[1] ?? 0) || 1_048_576);
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new UnsupportedMediaTypeError(/: (.*)$/.exec(error.message)?.[1]);
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return ValidationError.field('body', 'The body does not match its Content-Length');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -78,7 +80,6 @@ export function toAppError(error: FastifyError & { code?: string; constraint?: s
     case '22008':
       return ValidationError.field('body', 'A value is out of range or malformed');
   }
-  if (error.statusCode === 429) return new RateLimitedError(Number(/(\d+)/.exec(error.message)?.[1] ?? 60) || 60);
   if (error instanceof SyntaxError && error.statusCode === 400) return ValidationError.field('body', 'Body is not valid JSON');
   if (isDatabaseDown(error)) return new AppError(503, 'unavailable', 'The database is unavailable; try again shortly');
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
@@ -128,7 +129,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    let mapped = toAppError(error);
+    let mapped = bodyReadError(error, request) ?? toAppError(error);
     if (!mapped || mapped.statusCode >= 500) {
       const unavailable = mapped?.statusCode === 503;
       request.log[unavailable ? 'warn' : 'error']({ err: error }, unavailable ? 'database unavailable' : 'unhandled error');

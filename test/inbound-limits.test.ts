@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { pruneInboundRows } from '../src/domain/inbound/inbound.repository.js';
+import { findSourceRow, pruneInboundRows } from '../src/domain/inbound/inbound.repository.js';
+import { createReceiver } from '../src/domain/inbound/receive.service.js';
 import { setupApp } from './helpers/app.js';
 import { createSource, INBOUND, receive, signature } from './helpers/inbound.js';
 
@@ -94,5 +95,29 @@ describe('inbound receive: limits and the order of checks', () => {
     expect(kept).toEqual(newest);
     expect(await t.db.selectFrom('inbound_receive_log').select('id').where('source_id', '=', other.id).execute()).toHaveLength(5);
     expect((await t.db.selectFrom('inbound_idempotency').select('key').execute()).map((r) => r.key)).toEqual(['body:fresh']);
+  });
+
+  it('prunes every source that keeps receiving, also when sources take turns', async () => {
+    const t = await setupApp();
+    const sources = [await createSource(t), await createSource(t)];
+    for (const source of sources) {
+      await sql`insert into inbound_receive_log (source_id, status, outcome) select ${source.id}::uuid, 200, 'created' from generate_series(1, 1010)`.execute(t.db);
+    }
+    const warnings: unknown[] = [];
+    const receiver = createReceiver({ db: t.db, appKey: t.config.APP_KEY!, ratePerSecond: 100, currency: 'USD', logger: { warn: (details) => void warnings.push(details) }, pruneEvery: 2 });
+    // Turns A, B, A, B: each source's second receive prunes it (with one process-wide count, B's would never come).
+    for (let i = 0; i < 4; i++) {
+      const row = (await findSourceRow(t.db, sources[i % 2]!.id))!;
+      const body = `{"title":"Turn ${i}"}`;
+      await receiver.receive(row, { title: `Turn ${i}` }, Buffer.from(body), undefined);
+    }
+    // Pruning runs in the background after the answer.
+    await vi.waitFor(async () => {
+      for (const source of sources) {
+        const { n } = await t.db.selectFrom('inbound_receive_log').select((eb) => eb.fn.countAll<number>().as('n')).where('source_id', '=', source.id).executeTakeFirstOrThrow();
+        expect(n).toBe(1000);
+      }
+    });
+    expect(warnings).toEqual([]);
   });
 });

@@ -148,7 +148,7 @@ async function writeReceives(trx: Trx, items: PendingReceive[], currency: string
   return results;
 }
 
-/** Housekeeping (log and replay-key pruning) runs once per this many logged receives of a process. */
+/** Housekeeping (log and replay-key pruning) of a source runs once per this many of its logged receives in a process. */
 const PRUNE_EVERY = 500;
 
 export function createReceiver(options: {
@@ -158,10 +158,13 @@ export function createReceiver(options: {
   /** Deals from senders have no currency field: DEFAULT_CURRENCY. */
   currency: string;
   logger: { warn(details: object, message: string): void };
+  /** Housekeeping period in logged receives per source (PRUNE_EVERY). */
+  pruneEvery?: number;
 }) {
   const { db, appKey, logger } = options;
   const limiter = new SourceRateLimiter(options.ratePerSecond);
-  let logged = 0;
+  const logged = new Map<string, number>();
+  const pruneEvery = options.pruneEvery ?? PRUNE_EVERY;
 
   /** A batch in one transaction; if it fails as a whole, each receive is tried alone so only the bad one fails. */
   async function writeBatch(items: PendingReceive[]): Promise<Settled<ReceiveResult>[]> {
@@ -233,9 +236,12 @@ export function createReceiver(options: {
     await touchSource(db, sourceId);
   }
 
-  /** Every PRUNE_EVERY logged receives, prunes in the background: no sender waits for housekeeping. */
+  /** Every pruneEvery logged receives of a source, prunes in the background: no sender waits for housekeeping. */
   function countLogged(sourceId: string): void {
-    if (++logged % PRUNE_EVERY === 0) void quietly('prune the receive log', () => pruneInboundRows(db, sourceId));
+    const count = (logged.get(sourceId) ?? 0) + 1;
+    if (logged.size >= 10_000 && !logged.has(sourceId)) logged.clear();
+    logged.set(sourceId, count % pruneEvery);
+    if (count === pruneEvery) void quietly('prune the receive log', () => pruneInboundRows(db, sourceId));
   }
 
   async function log(sourceId: string, entry: LogEntry): Promise<void> {

@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import { preparedAs, type Trx } from '../db/database.js';
 
 /**
- * The only writer of events. A service calls `recordDealEvent(s)` inside its
+ * The only writer of deal events (a test ping, which has no deal, is
+ * `test-event.ts`). A service calls `recordDealEvent(s)` inside its
  * transaction: the payload is built from the deal as it stands in that
  * transaction, stored in `event_outbox`, and a delivery job is queued with
  * graphile_worker.add_job, so a rolled-back change emits nothing and a committed

@@ -38,9 +38,9 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   responseLimit: 2048,
 };
 
-/** Delay before the next attempt, after `failures` failed attempts in this cycle (1 = the first failure). */
 /**
- * A Retry-After (429/503) is honoured as a floor: it can make the wait longer
+ * Delay before the next attempt, after `failures` failed attempts in this cycle
+ * (1 = the first failure). A Retry-After (429/503) is honoured as a floor: it can make the wait longer
  * than the backoff (up to maxRetryAfterMs), never shorter, so `Retry-After: 0`
  * cannot turn retries into a tight loop.
  */

@@ -80,7 +80,7 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
       [DELIVER_EVENT_TASK]: async (payload) => {
         const eventIds = idOf(payload, 'eventIds');
         if (!Array.isArray(eventIds) || !eventIds.every((id) => typeof id === 'string')) throw new Error('deliver_event needs eventIds');
-        // If any attempt fails the job is retried, and a rerun skips targets that already have a delivery row.
+        // A failed attempt schedules its own retry; only a failure to record one fails this job, and its rerun skips targets that already have a delivery row.
         await dispatcher.deliverEvents(eventIds);
       },
       [DELIVER_ATTEMPT_TASK]: async (payload) => {

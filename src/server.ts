@@ -24,12 +24,12 @@ async function resolveAppKey(config: Config): Promise<Buffer> {
   return key;
 }
 
-export interface DatabaseServer {
+interface DatabaseServer {
   url: string;
   embedded?: EmbeddedPostgres;
 }
 
-export async function openDatabase(config: Config, logger: Logger): Promise<DatabaseServer> {
+async function openDatabase(config: Config, logger: Logger): Promise<DatabaseServer> {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL };
   const embedded = await startEmbeddedPostgres({ dataDir: join(config.DATA_DIR), logger: logger.child({ component: 'postgres' }) });
   return { url: embedded.url, embedded };

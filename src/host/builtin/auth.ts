@@ -39,13 +39,6 @@ function actorQuery(db: Executor) {
     .where('users.is_active', '=', true);
 }
 
-export function loadActor(db: Executor, userId: number): Promise<Actor | undefined> {
-  return actorQuery(db)
-    .where('users.id', '=', userId)
-    .executeTakeFirst()
-    .then((row) => (row ? toActor(row) : undefined));
-}
-
 /**
  * Authentication against the built-in host's tables. The cache is keyed by a
  * SHA-256 of the credentials (never the password itself) and cleared whenever

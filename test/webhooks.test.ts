@@ -76,6 +76,8 @@ describe('webhook subscriptions API', () => {
     const none = await t.call({ method: 'POST', url: '/host/webhooks/new', ...form('name=x&url=http%3A%2F%2F93.184.215.14%2F&events=') });
     expect(none.statusCode).toBe(422);
     expect(Object.keys(none.json().errors[0].details)).toEqual(['events']);
+    const lone = await t.call({ method: 'POST', url: '/host/webhooks/new', ...form('name=x&url=http%3A%2F%2F93.184.215.14%2F&events[]=') });
+    expect(lone.json().errors[0].details).toEqual({ events: ['Select at least one event'] });
   });
 
   it('needs host:admin; unknown ids are 404', async () => {

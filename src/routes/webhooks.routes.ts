@@ -17,7 +17,8 @@ import {
   sendTestEvent,
 } from '../host/builtin/webhooks.service.js';
 import { actorOf } from '../http/guard.js';
-import { bool, id, idParams, isoDate, list, nullable, pageQuery, successResponse, text } from '../http/schemas.js';
+import { formList } from '../http/form.js';
+import { bool, id, idParams, isoDate, nullable, pageQuery, successResponse, text } from '../http/schemas.js';
 import { hostAdmin, pageFields, timestamps } from './host/host.schemas.js';
 
 const url = z
@@ -25,13 +26,10 @@ const url = z
   .trim()
   .max(2048, 'Must be at most 2048 characters')
   .pipe(z.url({ protocol: /^https?$/, message: 'Must be an http or https URL' }));
-/** A form cannot send an empty array: `events=` means none (and is refused as such). */
-const events = z.preprocess(
-  (value) => (value === '' ? [] : value),
-  list(z.enum(EVENT_NAMES, { message: `Must be one of ${EVENT_NAMES.join(', ')}` })).refine(
-    (names) => names.length > 0,
-    'Select at least one event',
-  ),
+/** `events=` or a lone `events[]=` from a form mean none, and are refused as such. */
+const events = formList(z.enum(EVENT_NAMES, { message: `Must be one of ${EVENT_NAMES.join(', ')}` })).refine(
+  (names) => names.length > 0,
+  'Select at least one event',
 );
 const secret = nullable(
   z.string().trim().refine(isValidSecret, 'Must be whsec_ followed by the base64 of 24 to 64 random bytes'),

@@ -4,7 +4,7 @@ import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { findContacts, type ContactRow } from '../../host/builtin/contacts.repository.js';
 import type { Actor } from '../../host/permissions.js';
 import { deleteMember, demotePrimaries, findMemberWithContact, membersOf, upsertMembers, type MemberRow } from './committee.repository.js';
-import { actorContext, lockDealFor } from './deal-access.js';
+import { actorContext, lockDealFor, sourceExtra } from './deal-access.js';
 import { toMemberJson, type MemberJson } from './deal-json.js';
 import { lockDeals } from './deals.repository.js';
 import type { DealWriteContext } from './deals.service.js';
@@ -29,7 +29,7 @@ export function contactAddedEvent(ctx: DealWriteContext, dealId: number, contact
     event: 'service.deal.contact_added',
     dealId,
     changedBy: ctx.changedBy,
-    extras: { contact: { ...contact, role, is_primary: isPrimary }, ...(ctx.source ? { source: ctx.source } : {}) },
+    extras: { contact: { ...contact, role, is_primary: isPrimary }, ...sourceExtra(ctx) },
   };
 }
 

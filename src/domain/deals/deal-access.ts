@@ -51,3 +51,6 @@ export async function assertCanViewDeal(db: Executor, actor: Actor, dealId: numb
 
 /** API calls change deals in the caller's name. */
 export const actorContext = (actor: Actor): DealWriteContext => ({ changedBy: { id: actor.id, name: actor.name } });
+
+/** The `source` extra of events written for an inbound source (none for API calls). */
+export const sourceExtra = (ctx: DealWriteContext) => (ctx.source ? { source: ctx.source } : {});

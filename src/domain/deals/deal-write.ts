@@ -2,6 +2,7 @@ import type { Executor, Trx } from '../../db/database.js';
 import { recordDealEvent, recordDealEvents } from '../../events/events.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
 import { contactAddedEvent } from './committee.service.js';
+import { sourceExtra } from './deal-access.js';
 import { formatMoney } from '../money.js';
 import {
   findActiveUser,
@@ -36,7 +37,6 @@ export async function assertUser(db: Executor, id: number | null | undefined, na
   if (!(await findActiveUser(db, id))) throw ValidationError.field(name, 'Unknown user');
 }
 
-const sourceExtra = (ctx: DealWriteContext) => (ctx.source ? { source: ctx.source } : {});
 
 export interface NewDealItem {
   ctx: DealWriteContext;

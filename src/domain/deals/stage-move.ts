@@ -3,6 +3,7 @@ import { recordDealEvents, type StageRef } from '../../events/events.js';
 import { ValidationError } from '../../http/errors.js';
 import { findEntryStage, findStage, findStages, type StageRow } from '../pipelines/pipelines.repository.js';
 import { insertStageHistory, setDealsStage, type DealRow } from './deals.repository.js';
+import { sourceExtra } from './deal-access.js';
 import type { DealWriteContext } from './deals.service.js';
 
 /**
@@ -82,7 +83,7 @@ export async function moveLockedDeals(
     trx,
     moving.flatMap((deal) => {
       const from = previous.get(deal.stage_id);
-      const extras = { previous_stage: from ? stageRef(from) : null, ...(ctx.source ? { source: ctx.source } : {}) };
+      const extras = { previous_stage: from ? stageRef(from) : null, ...sourceExtra(ctx) };
       const changed = { event: 'deal.stage_changed' as const, dealId: deal.id, changedBy: ctx.changedBy, extras };
       return outcome ? [changed, { ...changed, event: outcome }] : [changed];
     }),

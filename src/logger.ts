@@ -12,6 +12,12 @@ export const REDACT = [
   'access_token',
   '*.password',
   '*.secret',
+  '*.client_secret',
+  '*.access_token',
+  'password_hash',
+  '*.password_hash',
+  'secret_encrypted',
+  '*.secret_encrypted',
 ];
 
 /** The process logger of `npm start` and `npm run worker`: JSON lines, secrets redacted. */

@@ -22,8 +22,11 @@ describe('logs', () => {
     const logger = createLogger('info', stream);
     logger.info({ req: { headers: { authorization: 'Basic c2VjcmV0', 'x-service-signature': 'sha256=abc' } }, password: 'hunter2hunter2' }, 'one');
     logger.info({ user: { password: 'pw-in-object' }, source: { secret: 'shown-once' }, client_secret: 'cs', access_token: 'tok' }, 'two');
+    logger.info({ credential: { client_secret: 'nested-cs' }, token: { access_token: 'nested-tok' }, row: { password_hash: 'scrypt$x', secret_encrypted: 'sealed-x' } }, 'three');
     const text = lines.join('');
-    for (const secret of ['c2VjcmV0', 'sha256=abc', 'hunter2hunter2', 'pw-in-object', 'shown-once', '"cs"', '"tok"']) expect(text).not.toContain(secret);
+    for (const secret of ['c2VjcmV0', 'sha256=abc', 'hunter2hunter2', 'pw-in-object', 'shown-once', '"cs"', '"tok"', 'nested-cs', 'nested-tok', 'scrypt$x', 'sealed-x']) {
+      expect(text).not.toContain(secret);
+    }
     expect(text).toContain('[redacted]');
   });
 

@@ -40,9 +40,9 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 
 /**
  * Delay before the next attempt, after `failures` failed attempts in this cycle
- * (1 = the first failure). A Retry-After (429/503) is honoured as a floor: it can make the wait longer
- * than the backoff (up to maxRetryAfterMs), never shorter, so `Retry-After: 0`
- * cannot turn retries into a tight loop.
+ * (1 = the first failure). A Retry-After (429/503) is honoured as a floor: it
+ * can make the wait longer than the backoff (up to maxRetryAfterMs), never
+ * shorter, so `Retry-After: 0` cannot turn retries into a tight loop.
  */
 export function retryDelay(policy: RetryPolicy, failures: number, retryAfterMs: number | null, random = Math.random): number {
   const exponential = Math.min(policy.baseDelayMs * 2 ** Math.min(failures - 1, 40), policy.maxDelayMs);

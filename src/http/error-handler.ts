@@ -93,7 +93,7 @@ export function errorBody(error: AppError) {
 }
 
 /** Parsed bodies and queries nested deeper than this are refused before anything walks them. */
-export const MAX_INPUT_DEPTH = 32;
+const MAX_INPUT_DEPTH = 32;
 
 /**
  * What is wrong with a parsed body or query before validation, named as sent
@@ -102,7 +102,7 @@ export const MAX_INPUT_DEPTH = 32;
  * any depth; a recursive walk of it would overflow the stack). Walks with an
  * explicit stack, in document order.
  */
-export function inputProblem(input: unknown): ValidationError | undefined {
+function inputProblem(input: unknown): ValidationError | undefined {
   const stack: { value: unknown; name: string; depth: number }[] = [{ value: input, name: '', depth: 0 }];
   for (let next = stack.pop(); next; next = stack.pop()) {
     const { value, name, depth } = next;

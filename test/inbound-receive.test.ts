@@ -271,7 +271,6 @@ describe('inbound receive: mapping', () => {
     expect(await dealCount(t)).toBe(3);
   });
 
-
   it('numbers a deal\'s events 1, 2, 3 ... from its creation with a contact through later updates and moves', async () => {
     const t = await setupApp();
     const source = await createSource(t, { name: 'CRM' });
@@ -293,6 +292,7 @@ describe('inbound receive: mapping', () => {
     const deal = await t.db.selectFrom('deals').select('event_sequence').where('id', '=', dealId).executeTakeFirstOrThrow();
     expect(deal.event_sequence).toBe(5);
   });
+
   it('concurrent first receives of one external_id make one deal, the rest update it', async () => {
     const t = await setupApp();
     const source = await createSource(t);

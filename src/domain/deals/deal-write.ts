@@ -37,7 +37,6 @@ export async function assertUser(db: Executor, id: number | null | undefined, na
   if (!(await findActiveUser(db, id))) throw ValidationError.field(name, 'Unknown user');
 }
 
-
 export interface NewDealItem {
   ctx: DealWriteContext;
   input: DealCreateInput;

@@ -11,7 +11,6 @@ export interface StageValues {
   probability: number;
 }
 
-
 /** Locks the stage row: deals cannot enter it (their foreign key waits) until the transaction ends. */
 export function lockStage(trx: Trx, id: number): Promise<StageRow | undefined> {
   return trx.selectFrom('stages').select(stageColumns).where('id', '=', id).forUpdate().executeTakeFirst();

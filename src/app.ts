@@ -8,8 +8,7 @@ import type { Logger } from 'pino';
 import qs from 'qs';
 import { publicBaseUrl, type Config } from './config.js';
 import type { Db } from './db/database.js';
-import { createBuiltinAuth } from './host/builtin/auth.js';
-import type { HostAuth } from './host/port.js';
+import type { HostPort } from './host/port.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { guardPlugin } from './http/guard.js';
 import { routes } from './routes/index.js';
@@ -19,15 +18,8 @@ export interface AppDeps {
   config: Config;
   db: Db;
   logger: Logger;
-  auth?: HostAuth;
-}
-
-/** What every route plugin receives as options. */
-export interface RouteDeps {
-  config: Config;
-  db: Db;
-  auth: HostAuth;
-  baseUrl: string;
+  /** The host platform adapter, picked at start-up (src/server.ts). */
+  host: HostPort;
 }
 
 export const API_BODY_LIMIT = 1024 * 1024;
@@ -84,11 +76,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     transform: jsonSchemaTransform,
   });
 
-  const auth = deps.auth ?? createBuiltinAuth(deps.db);
-  await app.register(guardPlugin, { auth, publicBaseUrl: deps.config.PUBLIC_BASE_URL, publicPrefixes: ['/service/docs'] });
+  await app.register(guardPlugin, { auth: deps.host.auth, publicBaseUrl: deps.config.PUBLIC_BASE_URL, publicPrefixes: ['/service/docs'] });
   await app.register(swaggerUi, { routePrefix: '/service/docs' });
 
-  const routeDeps: RouteDeps = { config: deps.config, db: deps.db, auth, baseUrl };
-  await app.register(routes, routeDeps);
+  await app.register(routes, { config: deps.config, db: deps.db, host: deps.host, baseUrl });
   return app;
 }

@@ -10,7 +10,7 @@ import { createDatabase } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startWorker } from './events/worker.js';
-import { bootstrap } from './host/builtin/bootstrap.js';
+import { bootstrap, createBuiltinHost } from './host/builtin/index.js';
 import { createLogger } from './logger.js';
 
 /** In embedded mode the APP_KEY is generated once into DATA_DIR and reused. */
@@ -45,7 +45,8 @@ async function main(): Promise<void> {
   await migrateToLatest(database, logger);
   const first = await bootstrap(database.db, { username: config.ADMIN_USERNAME, password: config.ADMIN_PASSWORD });
 
-  const app = await buildApp({ config, db: database.db, logger });
+  const host = createBuiltinHost({ db: database.db, config });
+  const app = await buildApp({ config, db: database.db, logger, host });
   await app.listen({ port: config.PORT, host: config.HOST });
   // Deliveries run in this process unless WORKER=off (then `npm run worker` elsewhere).
   const worker = config.WORKER === 'inline' ? await startWorker({ databaseUrl: server.url, config, logger }) : undefined;

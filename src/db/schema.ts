@@ -26,13 +26,17 @@ export interface RolesTable {
 export interface UsersTable {
   id: Generated<number>;
   username: string;
-  password_hash: string;
+  /** null for a user mirrored from a remote host (it logs in there). */
+  password_hash: string | null;
   name: string;
   email: string | null;
-  role_id: number;
+  /** null for a mirrored user whose host role maps to none of ours. */
+  role_id: number | null;
   is_active: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Timestamp;
+  /** When a mirrored user was last read from the host; null for the built-in host's own users. */
+  synced_at: Date | null;
 }
 
 export interface ContactsTable {
@@ -43,6 +47,11 @@ export interface ContactsTable {
   company: string | null;
   created_at: Generated<Date>;
   updated_at: Timestamp;
+  /** When a mirrored contact was last read from the host; null for the built-in host's own contacts. */
+  synced_at: Date | null;
+  /** Set when the host deleted (or merged away) the contact: deals keep naming it, marked deleted. */
+  deleted_at: Date | null;
+  merged_into_id: number | null;
 }
 
 export interface ApiCredentialsTable {

@@ -65,3 +65,12 @@ export const pageQuery = z.object({
 
 /** Every success is a JSON object; this is the one for "it worked". */
 export const successResponse = z.object({ success: z.literal(true) });
+
+/** Administration of the host's people and of outbound subscriptions. */
+export const hostAdmin = { permission: 'host:admin' } as const;
+
+export const timestamps = { createdAt: z.string(), updatedAt: z.string() };
+
+export const searchQuery = pageQuery.extend({ search: z.string().trim().max(255).optional() });
+
+export const pageFields = { total: z.number(), page: z.number(), limit: z.number(), pages: z.number() };

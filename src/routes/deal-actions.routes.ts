@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from './deps.js';
 import { runBatch, type BatchRequest } from '../domain/deals/batch.service.js';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { batchBody, batchResponse, dealResponse, historyResponse, inlineBody, stageMoveBody } from '../domain/deals/deals.schemas.js';

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from './deps.js';
 import { addContact, removeContact } from '../domain/deals/committee.service.js';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { committeeBody, memberJson } from '../domain/deals/deals.schemas.js';

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from './deps.js';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { listDeals } from '../domain/deals/deals.list.js';
 import {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from './deps.js';
 import { createReceiver, type Receiver, type ReceivingSource } from '../domain/inbound/receive.service.js';
 import { parseJsonObject, receiveBody } from '../domain/inbound/receive.mapping.js';
 import { SIGNATURE_HEADER } from '../domain/inbound/inbound.signature.js';
@@ -127,10 +127,10 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
 };
 
 /** Inbound webhook sources and their signed receive endpoint. */
-export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { config, db, baseUrl }) => {
+export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { config, db, host, baseUrl }) => {
   if (!config.APP_KEY) throw new Error('APP_KEY is required: inbound source secrets are encrypted with it');
   const deps: InboundDeps = { db, appKey: config.APP_KEY, baseUrl };
-  const receiver = createReceiver({ db, appKey: config.APP_KEY, ratePerSecond: config.INBOUND_RATE_LIMIT, currency: config.DEFAULT_CURRENCY, logger: app.log });
+  const receiver = createReceiver({ db, appKey: config.APP_KEY, ratePerSecond: config.INBOUND_RATE_LIMIT, currency: config.DEFAULT_CURRENCY, logger: app.log, contacts: host.contacts });
 
   app.get(
     BASE,

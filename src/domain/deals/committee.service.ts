@@ -1,13 +1,14 @@
 import type { Db, Trx } from '../../db/database.js';
 import { recordDealEvents, type RecordOptions } from '../../events/events.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
-import { findContacts, type ContactRow } from '../../host/builtin/contacts.repository.js';
+import { findContacts } from '../../host/local-copy.js';
+import type { ContactRow } from '../../host/port.js';
 import type { Actor } from '../../host/permissions.js';
 import { deleteMember, demotePrimaries, findMemberWithContact, membersOf, upsertMembers, type MemberRow } from './committee.repository.js';
 import { actorContext, lockDealFor, sourceExtra } from './deal-access.js';
 import { toMemberJson, type MemberJson } from './deal-json.js';
 import { lockDeals } from './deals.repository.js';
-import type { DealWriteContext } from './deals.service.js';
+import type { DealWriteContext } from './deal-context.js';
 
 export interface AddContactInput {
   contactId: number;

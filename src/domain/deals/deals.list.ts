@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { StageType } from '../../db/schema.js';
 import { ValidationError } from '../../http/errors.js';
 import { can, type Actor } from '../../host/permissions.js';
-import { containsPattern } from '../../host/builtin/paging.js';
+import { containsPattern } from '../paging.js';
 import { visiblePipelineIds } from '../pipelines/pipelines.repository.js';
 import { toDealSummaryJson, type DealSummaryJson } from './deal-json.js';
 import { dealSummaryQuery } from './deal-view.js';

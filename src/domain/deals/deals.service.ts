@@ -1,8 +1,7 @@
 import type { Db, Trx } from '../../db/database.js';
-import type { ChangedBy } from '../../events/events.js';
 import { NotFoundError } from '../../http/errors.js';
 import type { Actor } from '../../host/permissions.js';
-import type { ContactRow } from '../../host/builtin/contacts.repository.js';
+import type { DealCreateInput, DealUpdateInput, DealWriteContext } from './deal-context.js';
 import { formatMoney } from '../money.js';
 import { visiblePipelineIds } from '../pipelines/pipelines.repository.js';
 import { actorContext, assertDealAccess, lockDealFor } from './deal-access.js';
@@ -11,40 +10,6 @@ import { loadFullDeal } from './deal-view.js';
 import { findDealRow, type DealRow } from './deals.repository.js';
 import { createDeal, createDeals, DEAL_WRITE_NAMES, deleteLockedDeal, INTERNAL, lockDealOrFail, patchLockedDeal, type NewDealItem, type WriteOptions } from './deal-write.js';
 import { moveLockedDeal, resolveStage } from './stage-move.js';
-
-/** Who changes a deal: an API caller ({id, name}) or an inbound source ({id: null, name} plus `source`). */
-export interface DealWriteContext {
-  changedBy: ChangedBy;
-  source?: { id: string; name: string };
-}
-
-export interface DealCreateInput {
-  title: string;
-  amount?: string;
-  /** ISO 4217; callers fill in DEFAULT_CURRENCY when the sender gave none. */
-  currency: string;
-  pipelineId?: number;
-  stageId?: number;
-  closeDate?: string | null;
-  ownerId?: number | null;
-  createdById?: number | null;
-  customFields?: Record<string, unknown>;
-  sourceId?: string;
-  externalId?: string;
-  /** The deal's first contact: it joins the new committee as its primary. */
-  contact?: ContactRow;
-}
-
-export interface DealUpdateInput {
-  title?: string;
-  amount?: string;
-  currency?: string;
-  stageId?: number;
-  pipelineId?: number;
-  closeDate?: string | null;
-  ownerId?: number | null;
-  customFields?: Record<string, unknown>;
-}
 
 /**
  * Creates deals inside the caller's transaction (one statement per step) and

@@ -2,9 +2,10 @@ import { open } from '../../crypto/secret-box.js';
 import { recordTogether } from '../../events/events.js';
 import type { Db, Trx } from '../../db/database.js';
 import { AppError, InvalidSignatureError, NotFoundError, RateLimitedError } from '../../http/errors.js';
-import { findOrCreateContactsByEmail } from '../../host/builtin/contacts.repository.js';
+import type { ContactRow, HostContacts } from '../../host/port.js';
 import { addContactsInTransaction } from '../deals/committee.service.js';
-import { createDealsInTransaction, updateDealInTransaction, type DealWriteContext } from '../deals/deals.service.js';
+import type { DealWriteContext } from '../deals/deal-context.js';
+import { createDealsInTransaction, updateDealInTransaction } from '../deals/deals.service.js';
 import { GroupCommit, type Settled } from './group-commit.js';
 import {
   claimReplayKeys,
@@ -71,7 +72,7 @@ const externalKey = (item: PendingReceive) =>
  * replay key or an external id (group commit keeps them apart), so each item's
  * outcome depends only on the database as it was and on itself.
  */
-async function writeReceives(trx: Trx, items: PendingReceive[], currency: string): Promise<ReceiveResult[]> {
+async function writeReceives(trx: Trx, items: PendingReceive[], currency: string, contacts: ContactsByEmail): Promise<ReceiveResult[]> {
   const keys = items.map((item) => ({ sourceId: item.source.id, key: item.replayKey }));
   const claimed = await claimReplayKeys(trx, keys);
   const replays = await findReplays(trx, keys.filter((key) => !claimed.has(replayId(key))));
@@ -84,8 +85,6 @@ async function writeReceives(trx: Trx, items: PendingReceive[], currency: string
     const key = externalKey(item);
     return key ? existing.get(`${key.sourceId}:${key.externalId}`) : undefined;
   };
-  // Contacts first: the deal inserts take row locks that concurrent batches wait on, so they come as late as they can.
-  const contacts = await findOrCreateContactsByEmail(trx, fresh.flatMap((item) => (item.body.contact ? [item.body.contact] : [])));
   const contextOf = (source: SourceRow): DealWriteContext => ({
     changedBy: { id: null, name: source.name },
     source: { id: source.id, name: source.name },
@@ -148,6 +147,8 @@ async function writeReceives(trx: Trx, items: PendingReceive[], currency: string
   return results;
 }
 
+type ContactsByEmail = Map<string, { contact: ContactRow; created: boolean }>;
+
 /** Housekeeping (log and replay-key pruning) of a source runs once per this many of its logged receives in a process. */
 const PRUNE_EVERY = 500;
 
@@ -158,6 +159,8 @@ export function createReceiver(options: {
   /** Deals from senders have no currency field: DEFAULT_CURRENCY. */
   currency: string;
   logger: { warn(details: object, message: string): void };
+  /** The host's contacts: a receive's contact is found or created there before the deal is written. */
+  contacts: HostContacts;
   /** Housekeeping period in logged receives per source (PRUNE_EVERY). */
   pruneEvery?: number;
 }) {
@@ -169,7 +172,9 @@ export function createReceiver(options: {
   /** A batch in one transaction; if it fails as a whole, each receive is tried alone so only the bad one fails. */
   async function writeBatch(items: PendingReceive[]): Promise<Settled<ReceiveResult>[]> {
     try {
-      const results = await db.transaction().execute((trx) => recordTogether(trx, () => writeReceives(trx, items, options.currency)));
+      // Contacts before the transaction: a remote host is an HTTP call, and the deal inserts' row locks should be held briefly.
+      const contacts = await options.contacts.findOrCreateByEmail(items.flatMap((item) => (item.body.contact ? [item.body.contact] : [])));
+      const results = await db.transaction().execute((trx) => recordTogether(trx, () => writeReceives(trx, items, options.currency, contacts)));
       return results.map((value) => ({ ok: true, value }));
     } catch (error) {
       if (items.length === 1) return [{ ok: false, error }];

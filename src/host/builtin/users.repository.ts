@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/database.js';
-import { containsPattern } from './paging.js';
+import { containsPattern } from '../../domain/paging.js';
 
 export interface UserRow {
   id: number;
@@ -38,7 +38,8 @@ function userQuery(db: Executor) {
       'users.is_active',
       'users.created_at',
       'users.updated_at',
-    ]);
+    ])
+    .$narrowType<{ role_id: number }>();
 }
 
 export async function listUsers(

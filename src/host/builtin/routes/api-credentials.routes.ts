@@ -1,15 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../../app.js';
+import type { BuiltinRouteDeps as RouteDeps } from './deps.js';
 import {
   createCredential,
   editCredential,
   getCredential,
   getCredentials,
   removeCredential,
-} from '../../host/builtin/api-credentials.service.js';
-import { id, idParams, successResponse, text } from '../../http/schemas.js';
-import { hostAdmin } from './host.schemas.js';
+} from '../api-credentials.service.js';
+import { hostAdmin, id, idParams, successResponse, text } from '../../../http/schemas.js';
 
 const credentialBody = z.object({ name: text(1, 255), user: id });
 const credentialJson = z.object({

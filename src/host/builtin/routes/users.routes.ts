@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../../app.js';
-import { createUser, editUser, getUser, getUsers, removeUser } from '../../host/builtin/users.service.js';
-import { bool, id, idParams, nullable, text } from '../../http/schemas.js';
-import { hostAdmin, pageFields, searchQuery, timestamps } from './host.schemas.js';
+import type { BuiltinRouteDeps as RouteDeps } from './deps.js';
+import { createUser, editUser, getUser, getUsers, removeUser } from '../users.service.js';
+import { bool, hostAdmin, id, idParams, nullable, pageFields, searchQuery, text, timestamps } from '../../../http/schemas.js';
 
 // A colon would split a Basic credential; white space would only confuse.
 const username = text(1, 100).regex(/^[^:\s]+$/, 'Must not contain colons or spaces');

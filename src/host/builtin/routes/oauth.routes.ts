@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../app.js';
-import { UnauthorizedError, ValidationError } from '../http/errors.js';
+import type { BuiltinRouteDeps as RouteDeps } from './deps.js';
+import { UnauthorizedError, ValidationError } from '../../../http/errors.js';
 
 const tokenRequest = z.object({
   grant_type: z.literal('client_credentials', { error: 'Must be client_credentials' }),

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../../app.js';
-import { createRole, editRole, getRole, getRoles, removeRole } from '../../host/builtin/roles.service.js';
-import { PERMISSIONS } from '../../host/permissions.js';
-import { formList } from '../../http/form.js';
-import { bool, idParams, successResponse, text } from '../../http/schemas.js';
-import { hostAdmin, timestamps } from './host.schemas.js';
+import type { BuiltinRouteDeps as RouteDeps } from './deps.js';
+import { createRole, editRole, getRole, getRoles, removeRole } from '../roles.service.js';
+import { PERMISSIONS } from '../../permissions.js';
+import { formList } from '../../../http/form.js';
+import { bool, hostAdmin, idParams, successResponse, text, timestamps } from '../../../http/schemas.js';
 
 const permissions = formList(z.enum(PERMISSIONS, { error: 'Unknown permission' }));
 const roleBody = z.object({ name: text(1, 255), permissions: permissions.optional(), isAdmin: bool.optional() });

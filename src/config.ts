@@ -37,6 +37,32 @@ const schema = z.object({
   WORKER: z.enum(['inline', 'off']).default('inline'),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(16),
   INBOUND_RATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(100),
+  /** The host platform adapter: our own tables, or Mautic's REST API (HOST stays the listen address). */
+  HOST_PLATFORM: z.enum(['builtin', 'mautic']).default('builtin'),
+  /** A remote host's users and contacts are read again when their local copy is older than this. */
+  HOST_COPY_MAX_AGE: z.coerce.number().int().min(0).max(86_400).default(300),
+  /** Calls to a remote host give up after this long (then 503 with Retry-After). */
+  HOST_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  /** HS256 key of X-Host-Assertion; unset: the header is ignored. */
+  HOST_ASSERTION_KEY: z.preprocess(emptyAsUndefined, z.string().min(32, 'must be at least 32 characters').optional()),
+  MAUTIC_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  MAUTIC_USERNAME: z.preprocess(emptyAsUndefined, z.string().optional()),
+  MAUTIC_PASSWORD: z.preprocess(emptyAsUndefined, z.string().optional()),
+  MAUTIC_CLIENT_ID: z.preprocess(emptyAsUndefined, z.string().optional()),
+  MAUTIC_CLIENT_SECRET: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** Mautic role name = this service's role name, comma-separated: `Sales team=Seller,Managers=Manager`. */
+  MAUTIC_ROLE_MAP: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^\s*[^=,]+=[^=,]+(\s*,\s*[^=,]+=[^=,]+)*\s*$/, 'must be "Mautic role=Service role" pairs separated by commas')
+      .transform((value) => Object.fromEntries(value.split(',').map((pair) => pair.split('=').map((part) => part.trim()) as [string, string])))
+      .default({}),
+  ),
+  /** The service role of a Mautic user whose role is not in MAUTIC_ROLE_MAP; unset: no permissions. */
+  MAUTIC_DEFAULT_ROLE: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** The secret of the webhook Mautic sends contact changes with (Webhook-Signature). */
+  MAUTIC_WEBHOOK_SECRET: z.preprocess(emptyAsUndefined, z.string().min(1).optional()),
 });
 
 export type Env = z.infer<typeof schema>;
@@ -63,6 +89,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.WEBHOOK_MODE === 'forward' && (!parsed.HOST_WEBHOOK_URL || !parsed.HOST_WEBHOOK_SECRET)) {
     const missing = parsed.HOST_WEBHOOK_URL ? 'HOST_WEBHOOK_SECRET' : 'HOST_WEBHOOK_URL';
     throw new ConfigError(`Invalid configuration: ${missing}: required when WEBHOOK_MODE=forward`);
+  }
+  if (parsed.HOST_PLATFORM === 'mautic') {
+    if (!parsed.MAUTIC_URL) throw new ConfigError('Invalid configuration: MAUTIC_URL: required when HOST_PLATFORM=mautic');
+    const basic = parsed.MAUTIC_USERNAME && parsed.MAUTIC_PASSWORD;
+    const client = parsed.MAUTIC_CLIENT_ID && parsed.MAUTIC_CLIENT_SECRET;
+    if (!basic && !client) {
+      throw new ConfigError(
+        'Invalid configuration: MAUTIC_USERNAME: required with MAUTIC_PASSWORD when HOST_PLATFORM=mautic (or MAUTIC_CLIENT_ID with MAUTIC_CLIENT_SECRET)',
+      );
+    }
   }
   if (parsed.DATABASE_URL && !parsed.APP_KEY) {
     throw new ConfigError('Invalid configuration: APP_KEY: required when DATABASE_URL is set (32 bytes, hex or base64)');

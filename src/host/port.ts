@@ -89,6 +89,9 @@ export interface HostPort {
   close?(): Promise<void>;
 }
 
+/** What domain services need of the host to write references to its people. */
+export type People = Pick<HostPort, 'users' | 'contacts' | 'refresh'>;
+
 export interface HostRouteOptions {
   baseUrl: string;
 }

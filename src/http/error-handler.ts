@@ -5,6 +5,7 @@ import {
   ConflictError,
   NotFoundError,
   PayloadTooLargeError,
+  UnavailableError,
   UnsupportedMediaTypeError,
   ValidationError,
   type FieldErrors,
@@ -81,7 +82,7 @@ export function toAppError(error: FastifyError & { code?: string; constraint?: s
       return ValidationError.field('body', 'A value is out of range or malformed');
   }
   if (error instanceof SyntaxError && error.statusCode === 400) return ValidationError.field('body', 'Body is not valid JSON');
-  if (isDatabaseDown(error)) return new AppError(503, 'unavailable', 'The database is unavailable; try again shortly');
+  if (isDatabaseDown(error)) return new UnavailableError('The database is unavailable; try again shortly');
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     return new AppError(error.statusCode === 400 ? 422 : error.statusCode, 'validation_failed', error.message, {});
   }
@@ -130,15 +131,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     let mapped = bodyReadError(error, request) ?? toAppError(error);
-    if (!mapped || mapped.statusCode >= 500) {
-      const unavailable = mapped?.statusCode === 503;
-      request.log[unavailable ? 'warn' : 'error']({ err: error }, unavailable ? 'database unavailable' : 'unhandled error');
-      mapped = new AppError(
-        unavailable ? 503 : 500,
-        unavailable ? 'unavailable' : 'server_error',
-        unavailable ? mapped!.message : 'Something went wrong on our side',
-        { requestId: request.id },
-      );
+    if (mapped?.statusCode === 503) {
+      request.log.warn({ err: error }, mapped.message);
+      mapped = new AppError(503, mapped.type, mapped.message, { ...mapped.details, requestId: request.id }, mapped.headers);
+    } else if (!mapped || mapped.statusCode >= 500) {
+      request.log.error({ err: error }, 'unhandled error');
+      mapped = new AppError(500, 'server_error', 'Something went wrong on our side', { requestId: request.id });
     }
     void reply.code(mapped.statusCode).headers(mapped.headers).send(errorBody(mapped));
   });

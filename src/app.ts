@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import qs from 'qs';
 import { publicBaseUrl, type Config } from './config.js';
 import type { Db } from './db/database.js';
+import { createAssertionVerifier } from './host/assertion.js';
 import type { HostPort } from './host/port.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { guardPlugin } from './http/guard.js';
@@ -76,7 +77,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     transform: jsonSchemaTransform,
   });
 
-  await app.register(guardPlugin, { auth: deps.host.auth, publicBaseUrl: deps.config.PUBLIC_BASE_URL, publicPrefixes: ['/service/docs'] });
+  const assertions = deps.config.HOST_ASSERTION_KEY ? createAssertionVerifier(deps.db, deps.config.HOST_ASSERTION_KEY) : undefined;
+  await app.register(guardPlugin, { auth: deps.host.auth, assertions, publicBaseUrl: deps.config.PUBLIC_BASE_URL, publicPrefixes: ['/service/docs'] });
   await app.register(swaggerUi, { routePrefix: '/service/docs' });
 
   await app.register(routes, { config: deps.config, db: deps.db, host: deps.host, baseUrl });

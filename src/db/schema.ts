@@ -72,6 +72,11 @@ export interface OauthTokensTable {
   created_at: Generated<Date>;
 }
 
+export interface HostAssertionJtisTable {
+  jti: string;
+  expires_at: Date;
+}
+
 export interface PipelinesTable {
   id: Generated<number>;
   name: string;
@@ -174,6 +179,7 @@ export interface DB extends OutboundTables, InboundTables {
   roles: RolesTable;
   users: UsersTable;
   contacts: ContactsTable;
+  host_assertion_jtis: HostAssertionJtisTable;
   api_credentials: ApiCredentialsTable;
   oauth_tokens: OauthTokensTable;
   pipelines: PipelinesTable;

@@ -1,6 +1,7 @@
 import basicAuth from '@fastify/basic-auth';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { ASSERTION_HEADER, type AssertionVerifier } from '../host/assertion.js';
 import type { HostAuth } from '../host/port.js';
 import { canAny, type Actor, type PermissionRequirement } from '../host/permissions.js';
 import { ForbiddenError, RateLimitedError, UnauthorizedError } from './errors.js';
@@ -80,6 +81,8 @@ function assertSameOrigin(request: FastifyRequest, publicOrigin: string | undefi
 
 export interface GuardOptions {
   auth: HostAuth;
+  /** Host-routed requests (X-Host-Assertion); absent when HOST_ASSERTION_KEY is unset, and then the header is ignored. */
+  assertions?: AssertionVerifier;
   publicBaseUrl?: string;
   /** Routes under these prefixes are public without declaring it (the API reference's assets). */
   publicPrefixes?: string[];
@@ -134,6 +137,14 @@ async function guard(app: FastifyInstance, options: GuardOptions): Promise<void>
   app.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config;
     if (!request.routeOptions.url || config.public) return; // unknown routes fall through to the 404 handler
+
+    const assertion = request.headers[ASSERTION_HEADER];
+    if (options.assertions && typeof assertion === 'string') {
+      // The host authenticated its user; the assertion's signature, age and single use stand for the credentials.
+      request.actor = await options.assertions.verify(assertion);
+      if (config.permission && !canAny(request.actor, config.permission)) throw new ForbiddenError();
+      return;
+    }
 
     const address = request.ip;
     limiter.check(address);

@@ -81,3 +81,9 @@ export const dealPipeline: FastifyPluginAsync<DealPipelineOptions> = async (app,
   await app.register(swaggerUi, { routePrefix: '/service/docs' });
   await app.register(routes, { config, db, host, baseUrl });
 };
+
+/* What a mounting host needs besides the plugin: a database, its migrations, and the delivery worker. */
+export { createDatabase } from './db/database.js';
+export { migrateToLatest } from './db/migrate.js';
+export { startWorker } from './events/worker.js';
+export type { ContactRow, HostUser, People } from './host/port.js';

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap } from '../src/host/builtin/index.js';
@@ -60,7 +60,7 @@ beforeAll(async () => {
   const test = await createTestDatabase();
   drop = test.drop;
   await bootstrap(test.database.db, ADMIN); // the default Sales pipeline
-  host = Fastify({ loggerInstance: pino({ level: 'silent' }) });
+  host = Fastify({ loggerInstance: pino({ level: 'silent' }) as FastifyBaseLogger });
   host.get('/', async () => ({ app: 'the host' }));
   await host.register(dealPipeline, { prefix: '/deals', db: test.database.db, host: testHost(test.database.db), config: testConfig() });
   await host.ready();

@@ -5,6 +5,7 @@ import * as dealList from './20261122_1000_deal_list.js';
 import * as outbound from './20261122_1200_outbound.js';
 import * as hostCopy from './20261123_0800_host_copy.js';
 import * as hostAssertions from './20261123_0900_host_assertions.js';
+import * as workerHeartbeats from './20261123_1000_worker_heartbeats.js';
 
 /**
  * Every migration, by name in order of time. Listed statically so that the same
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '20261122_1200_outbound': outbound,
   '20261123_0800_host_copy': hostCopy,
   '20261123_0900_host_assertions': hostAssertions,
+  '20261123_1000_worker_heartbeats': workerHeartbeats,
 };

@@ -77,6 +77,11 @@ export interface HostAssertionJtisTable {
   expires_at: Date;
 }
 
+export interface WorkerHeartbeatsTable {
+  worker_id: string;
+  beat_at: Timestamp;
+}
+
 export interface PipelinesTable {
   id: Generated<number>;
   name: string;
@@ -180,6 +185,7 @@ export interface DB extends OutboundTables, InboundTables {
   users: UsersTable;
   contacts: ContactsTable;
   host_assertion_jtis: HostAssertionJtisTable;
+  worker_heartbeats: WorkerHeartbeatsTable;
   api_credentials: ApiCredentialsTable;
   oauth_tokens: OauthTokensTable;
   pipelines: PipelinesTable;

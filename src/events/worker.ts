@@ -4,6 +4,7 @@ import { createDatabase } from '../db/database.js';
 import { DELIVER_ATTEMPT_TASK } from './delivery.repository.js';
 import { createDispatcher, type DispatcherConfig } from './dispatcher.js';
 import { DELIVER_EVENT_TASK } from './events.js';
+import { createHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { DEFAULT_RETENTION_MS, PRUNE_CRONTAB, PRUNE_TASK, pruneDeliveryLog } from './prune.js';
 import { queueLogger } from './queue-logger.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
@@ -29,6 +30,8 @@ export interface WorkerOptions {
    * are released; graphile-worker's default is every 8 to 10 minutes.
    */
   resetLockedIntervalMs?: number;
+  /** Heartbeat and dead-worker detection (see heartbeat.ts). */
+  heartbeat?: HeartbeatOptions;
 }
 
 export interface DeliveryWorker {
@@ -60,8 +63,10 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
   const concurrency = config.WORKER_CONCURRENCY;
   const database = createDatabase(withAsyncCommit(options.databaseUrl), { max: concurrency + 4 });
   const dispatcher = createDispatcher(database.db, config, policy, logger);
+  const heartbeat = createHeartbeat(database.db, logger, options.heartbeat);
 
   const runner = await run({
+    events: heartbeat.events,
     pgPool: database.pool,
     concurrency,
     noHandleSignals: true,
@@ -94,6 +99,7 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
       },
     },
   });
+  heartbeat.start();
   runner.promise.catch((err: unknown) => logger.error({ err }, 'delivery worker stopped with an error'));
   logger.info({ concurrency, mode: config.WEBHOOK_MODE }, 'delivery worker started');
 
@@ -103,6 +109,7 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
     stop() {
       stopping ??= (async () => {
         await runner.stop();
+        await heartbeat.stop();
         dispatcher.close();
         await database.destroy();
         logger.info('delivery worker stopped');

@@ -5,7 +5,8 @@ import { join, resolve } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import { loadConfigOrExit, parseAppKey, publicBaseUrl, type Config } from './config.js';
+import { appKeys, loadConfigOrExit, parseAppKey, publicBaseUrl, type Config } from './config.js';
+import { AppKeyMismatchError, verifyAppKey } from './crypto/key-check.js';
 import { createDatabase } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -43,6 +44,15 @@ async function main(): Promise<void> {
   const server = await openDatabase(config, logger);
   const database = createDatabase(server.url);
   await migrateToLatest(database, logger);
+  try {
+    await verifyAppKey(database.db, appKeys(config));
+  } catch (error) {
+    if (!(error instanceof AppKeyMismatchError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    await database.destroy();
+    await server.embedded?.stop();
+    process.exit(1);
+  }
   const first = await bootstrap(database.db, { username: config.ADMIN_USERNAME, password: config.ADMIN_PASSWORD });
 
   const host = createBuiltinHost({ db: database.db, config });

@@ -82,6 +82,12 @@ export interface WorkerHeartbeatsTable {
   beat_at: Timestamp;
 }
 
+export interface AppKeyCheckTable {
+  id: Generated<boolean>;
+  check_value: string;
+  updated_at: Generated<Date>;
+}
+
 export interface PipelinesTable {
   id: Generated<number>;
   name: string;
@@ -186,6 +192,7 @@ export interface DB extends OutboundTables, InboundTables {
   contacts: ContactsTable;
   host_assertion_jtis: HostAssertionJtisTable;
   worker_heartbeats: WorkerHeartbeatsTable;
+  app_key_check: AppKeyCheckTable;
   api_credentials: ApiCredentialsTable;
   oauth_tokens: OauthTokensTable;
   pipelines: PipelinesTable;

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import { appKeys, type Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { open } from '../crypto/secret-box.js';
 import {
@@ -25,7 +25,7 @@ import { targetAgents, type TargetAgents } from './ssrf.js';
 
 export type DispatcherConfig = Pick<
   Config,
-  'WEBHOOK_MODE' | 'HOST_WEBHOOK_URL' | 'HOST_WEBHOOK_SECRET' | 'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'WORKER_CONCURRENCY' | 'APP_KEY'
+  'WEBHOOK_MODE' | 'HOST_WEBHOOK_URL' | 'HOST_WEBHOOK_SECRET' | 'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'WORKER_CONCURRENCY' | 'APP_KEY' | 'APP_KEY_PREVIOUS'
 >;
 
 export interface Dispatcher {
@@ -56,8 +56,8 @@ export function createDispatcher(db: Db, config: DispatcherConfig, policy: Retry
     if (!delivery.enabled || !delivery.url || !delivery.secret_encrypted) return 'Subscription disabled';
     if (!config.APP_KEY) throw new Error('APP_KEY is required to open subscription secrets');
     try {
-      const secrets = [open(config.APP_KEY, delivery.secret_encrypted)];
-      if (delivery.previous_secret_encrypted) secrets.push(open(config.APP_KEY, delivery.previous_secret_encrypted));
+      const secrets = [open(appKeys(config), delivery.secret_encrypted)];
+      if (delivery.previous_secret_encrypted) secrets.push(open(appKeys(config), delivery.previous_secret_encrypted));
       return { url: delivery.url, secrets, agents: subscriberAgents };
     } catch {
       // Not a reason to stop the other targets: this one's attempts fail, visibly, until the key is right.

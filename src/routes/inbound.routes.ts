@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyRequest } from 'fastify';
+import { appKeys } from '../config.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteDeps } from './deps.js';
@@ -130,7 +131,7 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
 export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { config, db, host, baseUrl }) => {
   if (!config.APP_KEY) throw new Error('APP_KEY is required: inbound source secrets are encrypted with it');
   const deps: InboundDeps = { db, appKey: config.APP_KEY, baseUrl };
-  const receiver = createReceiver({ db, appKey: config.APP_KEY, ratePerSecond: config.INBOUND_RATE_LIMIT, currency: config.DEFAULT_CURRENCY, logger: app.log, contacts: host.contacts });
+  const receiver = createReceiver({ db, appKey: appKeys(config), ratePerSecond: config.INBOUND_RATE_LIMIT, currency: config.DEFAULT_CURRENCY, logger: app.log, contacts: host.contacts });
 
   app.get(
     BASE,

@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import type { Cluster } from './db/cluster.js';
 import type { Db } from './db/database.js';
 import type { HostPort } from './host/port.js';
 import { dealPipeline } from './plugin.js';
@@ -14,6 +15,8 @@ export interface AppDeps {
   logger: Logger;
   /** The host platform adapter, picked at start-up (src/server.ts). */
   host: HostPort;
+  /** The processes sharing the database; default: this one alone. */
+  cluster?: Cluster;
 }
 
 export const API_BODY_LIMIT = 1024 * 1024;
@@ -34,6 +37,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false } },
   });
   // Not encapsulated: standalone, the service is the whole app, so its guard and error body cover every route.
-  await app.register(fp(dealPipeline), { db: deps.db, host: deps.host, config: deps.config });
+  await app.register(fp(dealPipeline), { db: deps.db, host: deps.host, config: deps.config, cluster: deps.cluster });
   return app;
 }

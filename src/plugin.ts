@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import qs from 'qs';
 import { loadConfig, publicBaseUrl, type Config } from './config.js';
+import { localCluster, type Cluster } from './db/cluster.js';
 import type { Db } from './db/database.js';
 import { createAssertionVerifier } from './host/assertion.js';
 import type { HostPort } from './host/port.js';
@@ -30,6 +31,8 @@ export interface DealPipelineOptions {
   host: HostPort;
   /** Settings (see src/config.ts); anything left out takes its default. Inbound sources need APP_KEY. */
   config?: Partial<Config>;
+  /** Several processes on one database: `joinCluster` (src/db/cluster.ts). Default: this process alone. */
+  cluster?: Cluster;
 }
 
 const REQUEST_ID_HEADER = 'X-Request-Id';
@@ -37,6 +40,7 @@ const REQUEST_ID_HEADER = 'X-Request-Id';
 export const dealPipeline: FastifyPluginAsync<DealPipelineOptions> = async (app, options) => {
   const config: Config = { ...loadConfig({}), ...options.config };
   const { db, host } = options;
+  const cluster = options.cluster ?? localCluster();
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -77,12 +81,13 @@ export const dealPipeline: FastifyPluginAsync<DealPipelineOptions> = async (app,
   });
 
   const assertions = config.HOST_ASSERTION_KEY ? createAssertionVerifier(db, config.HOST_ASSERTION_KEY) : undefined;
-  await app.register(guardPlugin, { auth: host.auth, assertions, publicBaseUrl: config.PUBLIC_BASE_URL, publicPrefixes: [`${app.prefix}/service/docs`] });
+  await app.register(guardPlugin, { auth: host.auth, assertions, cluster, publicBaseUrl: config.PUBLIC_BASE_URL, publicPrefixes: [`${app.prefix}/service/docs`] });
   await app.register(swaggerUi, { routePrefix: '/service/docs' });
-  await app.register(routes, { config, db, host, baseUrl });
+  await app.register(routes, { config, db, host, baseUrl, cluster });
 };
 
 /* What a mounting host needs besides the plugin: a database, its migrations, and the delivery worker. */
+export { joinCluster } from './db/cluster.js';
 export { createDatabase } from './db/database.js';
 export { migrateToLatest } from './db/migrate.js';
 export { startWorker } from './events/worker.js';

@@ -94,4 +94,6 @@ export type People = Pick<HostPort, 'users' | 'contacts' | 'refresh'>;
 
 export interface HostRouteOptions {
   baseUrl: string;
+  /** Tells every service process sharing the database to drop its cached logins. */
+  forgetLogins(): void;
 }

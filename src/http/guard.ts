@@ -1,6 +1,7 @@
 import basicAuth from '@fastify/basic-auth';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { localCluster, type Cluster } from '../db/cluster.js';
 import { ASSERTION_HEADER, type AssertionVerifier } from '../host/assertion.js';
 import type { HostAuth } from '../host/port.js';
 import { canAny, type Actor, type PermissionRequirement } from '../host/permissions.js';
@@ -40,11 +41,23 @@ export function actorOf(request: FastifyRequest): Actor {
 }
 
 const FAILURE_WINDOW_MS = 60_000;
+const LOGIN_FAILURE = 'login-failure';
 const MAX_FAILURES = 10;
 
-/** Failed logins per client address; past the limit the address waits out the window. */
+/**
+ * Failed logins per client address; past the limit the address waits out the
+ * window. Shared by the processes on one database: each failure is told to the
+ * others (the cluster bus), so a pair behind a load balancer allows what one
+ * process would.
+ */
 export class LoginLimiter {
   private failures = new Map<string, { count: number; resetAt: number }>();
+
+  constructor(private readonly cluster: Cluster = localCluster()) {
+    cluster.on(LOGIN_FAILURE, (address, fromSelf) => {
+      if (!fromSelf && typeof address === 'string') this.record(address);
+    });
+  }
 
   check(address: string): void {
     const entry = this.failures.get(address);
@@ -55,6 +68,11 @@ export class LoginLimiter {
   }
 
   fail(address: string): void {
+    this.record(address);
+    this.cluster.publish(LOGIN_FAILURE, address);
+  }
+
+  private record(address: string): void {
     const now = Date.now();
     const entry = this.failures.get(address);
     if (!entry || entry.resetAt <= now) this.failures.set(address, { count: 1, resetAt: now + FAILURE_WINDOW_MS });
@@ -83,13 +101,15 @@ export interface GuardOptions {
   auth: HostAuth;
   /** Host-routed requests (X-Host-Assertion); absent when HOST_ASSERTION_KEY is unset, and then the header is ignored. */
   assertions?: AssertionVerifier;
+  /** The processes sharing the database: failed logins count across them. */
+  cluster?: Cluster;
   publicBaseUrl?: string;
   /** Routes under these prefixes are public without declaring it (the API reference's assets). */
   publicPrefixes?: string[];
 }
 
 async function guard(app: FastifyInstance, options: GuardOptions): Promise<void> {
-  const limiter = new LoginLimiter();
+  const limiter = new LoginLimiter(options.cluster);
   const routeTable: RouteEntry[] = [];
   app.decorate('loginLimiter', limiter);
   app.decorate('routeTable', routeTable);

@@ -162,11 +162,13 @@ export function createReceiver(options: {
   logger: { warn(details: object, message: string): void };
   /** The host's contacts: a receive's contact is found or created there before the deal is written. */
   contacts: HostContacts;
+  /** How many processes share the rate limit (live service processes); default 1. */
+  share?: () => number;
   /** Housekeeping period in logged receives per source (PRUNE_EVERY). */
   pruneEvery?: number;
 }) {
   const { db, appKey, logger } = options;
-  const limiter = new SourceRateLimiter(options.ratePerSecond);
+  const limiter = new SourceRateLimiter(options.ratePerSecond, undefined, options.share);
   const logged = new Map<string, number>();
   const pruneEvery = options.pruneEvery ?? PRUNE_EVERY;
 

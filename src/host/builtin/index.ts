@@ -45,9 +45,9 @@ export function createBuiltinHost(options: { db: Db; config: Config }): HostPort
       findOrCreateByEmail: (wanted) => findOrCreateContactsByEmail(db, wanted),
     },
     refresh() {},
-    async routes(app, { baseUrl }) {
-      await app.register(oauthRoutes, { db, auth, baseUrl });
-      await app.register(hostRoutes, { db, auth, baseUrl });
+    async routes(app, { baseUrl, forgetLogins }) {
+      await app.register(oauthRoutes, { db, auth, baseUrl, forgetLogins });
+      await app.register(hostRoutes, { db, auth, baseUrl, forgetLogins });
     },
   };
 }

@@ -7,6 +7,7 @@ import * as hostCopy from './20261123_0800_host_copy.js';
 import * as hostAssertions from './20261123_0900_host_assertions.js';
 import * as workerHeartbeats from './20261123_1000_worker_heartbeats.js';
 import * as appKeyCheck from './20261123_1100_app_key_check.js';
+import * as forecastIndexes from './20261123_1200_forecast_indexes.js';
 
 /**
  * Every migration, by name in order of time. Listed statically so that the same
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '20261123_0900_host_assertions': hostAssertions,
   '20261123_1000_worker_heartbeats': workerHeartbeats,
   '20261123_1100_app_key_check': appKeyCheck,
+  '20261123_1200_forecast_indexes': forecastIndexes,
 };

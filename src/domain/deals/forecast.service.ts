@@ -115,23 +115,26 @@ export async function pipelineForecast(db: Db, actor: Actor, pipelineId: number,
 
   const visible = all(visibilityFilters(actor, await visiblePipelineIds(db, actor)));
   // Closed deals count in the month (UTC) they closed; the period's end day is included whole.
+  // Each kind is its own index range scan (deals_forecast_* partial indexes): open by close date, won and lost by when they closed.
+  const scoped = (status: 'open' | 'won' | 'lost', column: 'close_date' | 'won_at' | 'lost_at') => sql`
+    select deals.owner_id, deals.currency, deals.amount, deals.stage_id, deals.close_date, deals.created_at, deals.won_at, deals.lost_at
+    from deals
+    where deals.pipeline_id = ${pipelineId} and deals.status = ${status} and ${visible}
+      and deals.${sql.raw(column)} >= ${from}::date and deals.${sql.raw(column)} < ${to}::date + 1`;
+  // Closed deals count in the month (UTC) they closed; the period's end day is included whole.
   const { rows } = await sql<Row>`
-    with scoped as (
-      select deals.owner_id, deals.currency, deals.status, deals.amount, stages.probability, deals.close_date,
-             deals.won_at, deals.lost_at, deals.created_at
-      from deals join stages on stages.id = deals.stage_id
-      where deals.pipeline_id = ${pipelineId} and ${visible}
-    ), facts as (
-      select owner_id, currency, 'open' as kind, to_char(close_date, 'YYYY-MM') as month, amount,
-             amount * probability / 100 as weighted, null::numeric as days
-        from scoped where status = 'open' and close_date between ${from}::date and ${to}::date
+    with facts as (
+      select open.owner_id, open.currency, 'open' as kind, to_char(open.close_date, 'YYYY-MM') as month, open.amount,
+             open.amount * stages.probability / 100 as weighted, null::numeric as days
+        from (${scoped('open', 'close_date')}) open
+        join stages on stages.id = open.stage_id
       union all
       select owner_id, currency, 'won', to_char(won_at at time zone 'UTC', 'YYYY-MM'), amount, null,
              extract(epoch from won_at - created_at) / 86400
-        from scoped where status = 'won' and won_at >= ${from}::date and won_at < ${to}::date + 1
+        from (${scoped('won', 'won_at')}) won
       union all
       select owner_id, currency, 'lost', to_char(lost_at at time zone 'UTC', 'YYYY-MM'), amount, null, null
-        from scoped where status = 'lost' and lost_at >= ${from}::date and lost_at < ${to}::date + 1
+        from (${scoped('lost', 'lost_at')}) lost
     )
     select grouping(facts.owner_id) = 1 as is_total, facts.owner_id, max(users.name) as owner_name, facts.currency, kind, month,
            count(*)::int as n, sum(amount) as amount, sum(weighted) as weighted, sum(days) as days

@@ -32,8 +32,8 @@ export function createBuiltinHost(options: { db: Db; config: Config }): HostPort
     users: {
       async ensure() {},
       async search({ search, limit }) {
-        const { rows } = await listUsers(db, { search, page: 1, limit });
-        return rows.filter((row) => row.is_active).map((row) => ({ id: row.id, name: row.name, email: row.email }));
+        const { rows } = await listUsers(db, { search, page: 1, limit, activeOnly: true });
+        return rows.map((row) => ({ id: row.id, name: row.name, email: row.email }));
       },
     },
     contacts: {

@@ -56,3 +56,15 @@ describe('methods and keys', () => {
     expect(deals).toEqual([]);
   });
 });
+
+describe('422 messages in words', () => {
+  it('says Required and the expected kind instead of the validator\'s raw text', async () => {
+    const missing = await t.call({ method: 'POST', url: '/service/deals/batch', payload: { action: 'delete' } });
+    expect(missing.statusCode).toBe(422);
+    expect(missing.json().errors[0].details).toEqual({ ids: ['Required'] });
+    const wrongKind = await t.call({ method: 'POST', url: '/service/deals/new', payload: { deal: 'a string' } });
+    expect(wrongKind.statusCode).toBe(422);
+    expect(wrongKind.json().errors[0].details).toEqual({ deal: ['Must be an object'] });
+    expect(JSON.stringify([missing.json(), wrongKind.json()])).not.toMatch(/Invalid input: expected/);
+  });
+});

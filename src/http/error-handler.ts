@@ -24,13 +24,26 @@ interface ValidationIssue {
   params?: { keys?: string[] };
 }
 
+const TYPE_WORDS: Record<string, string> = { array: 'a list', object: 'an object', string: 'text', number: 'a number', boolean: 'true or false' };
+
+/** zod's default wording ("Invalid input: expected array, received undefined") in the words our own messages use. */
+function humanMessage(message: string | undefined): string {
+  if (!message) return 'Invalid value';
+  const typed = /^Invalid input: expected (\w+), received (\w+)$/.exec(message);
+  if (typed) return typed[2] === 'undefined' ? 'Required' : `Must be ${TYPE_WORDS[typed[1]!] ?? typed[1]}`;
+  if (message === 'Invalid input') return 'Invalid value';
+  const option = /^Invalid option: expected one of (.+)$/.exec(message);
+  if (option) return `Must be one of ${option[1]!.replace(/\|/g, ', ')}`;
+  return message;
+}
+
 function validationDetails(issues: ValidationIssue[], context: string | undefined): FieldErrors {
   const details: FieldErrors = {};
   for (const issue of issues) {
     const names = issue.params?.keys?.length
       ? issue.params.keys.map((key) => bracketName(`${issue.instancePath}/${key}`, key))
       : [bracketName(issue.instancePath, context ?? 'body')];
-    for (const name of names) (details[name] ??= []).push(issue.message ?? 'Invalid value');
+    for (const name of names) (details[name] ??= []).push(humanMessage(issue.message));
   }
   return details;
 }

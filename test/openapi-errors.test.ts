@@ -68,3 +68,14 @@ describe('422 messages in words', () => {
     expect(JSON.stringify([missing.json(), wrongKind.json()])).not.toMatch(/Invalid input: expected/);
   });
 });
+
+describe('published inputs say what the server accepts', () => {
+  it('types owner as an id (or empty/null to clear), and ids with their minimum', () => {
+    const body = (doc.paths['/service/deals/new']!.post as any).requestBody.content['application/json'].schema;
+    const owner = JSON.stringify(body.properties.deal.properties.owner);
+    expect(owner).toContain('"type":"integer","minimum":1');
+    expect(owner).toContain('"nullable":true');
+    const stage = JSON.stringify(body.properties.deal.properties.stage);
+    expect(stage).toContain('"minimum":1');
+  });
+});

@@ -39,7 +39,7 @@ describe('first-run bootstrap', () => {
     expect(roles[0]).toMatchObject({ name: 'Administrator', is_admin: true });
     expect(users).toHaveLength(1);
     expect(users[0]).toMatchObject({ username: 'boss', role_id: roles[0]!.id, is_active: true });
-    expect(await verifyPassword('a-long-admin-password', users[0]!.password_hash)).toBe(true);
+    expect(await verifyPassword('a-long-admin-password', users[0]!.password_hash!)).toBe(true);
     expect(pipelines).toHaveLength(1);
     expect(pipelines[0]).toMatchObject({ name: 'Sales', is_default: true });
     const stages = await db.selectFrom('stages').select(['name', 'type', 'probability', 'position']).orderBy('position').execute();
@@ -68,7 +68,7 @@ describe('first-run bootstrap', () => {
     expect(result.admin?.generated).toBe(true);
     expect(result.admin!.password.length).toBeGreaterThanOrEqual(16);
     const user = await db.selectFrom('users').select('password_hash').executeTakeFirstOrThrow();
-    expect(await verifyPassword(result.admin!.password, user.password_hash)).toBe(true);
+    expect(await verifyPassword(result.admin!.password, user.password_hash!)).toBe(true);
   });
 
   it('seeds once when several processes start at the same time', async () => {

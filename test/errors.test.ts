@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
+import { createBuiltinHost } from '../src/host/builtin/index.js';
 import { createDatabase } from '../src/db/database.js';
 import { ADMIN, basic, setupApp, testConfig, type TestContext } from './helpers/app.js';
 import { createContact } from './helpers/factories.js';
@@ -110,7 +111,7 @@ describe('error mapping (contract section 2)', () => {
   });
 
   it('500 for a fault: a generic message, no stack, the request id in details', async () => {
-    const app = await buildApp({ config: t.config, db: t.db, logger: pino({ level: 'silent' }) });
+    const app = await buildApp({ config: t.config, db: t.db, logger: pino({ level: 'silent' }), host: createBuiltinHost({ db: t.db, config: t.config }) });
     app.get('/boom', { config: { public: true } }, async () => {
       throw new Error('internal detail that must not leak');
     });
@@ -137,7 +138,8 @@ describe('database down', () => {
       });
     });
     database = createDatabase(`postgres://nobody:nothing@127.0.0.1:${port}/none`, { max: 2 });
-    app = await buildApp({ config: testConfig(), db: database.db, logger: pino({ level: 'silent' }) });
+    const config = testConfig();
+    app = await buildApp({ config, db: database.db, logger: pino({ level: 'silent' }), host: createBuiltinHost({ db: database.db, config }) });
     await app.ready();
   });
   afterAll(async () => {

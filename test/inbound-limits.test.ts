@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { findSourceRow, pruneInboundRows } from '../src/domain/inbound/inbound.repository.js';
+import { createBuiltinHost } from '../src/host/builtin/index.js';
 import { createReceiver } from '../src/domain/inbound/receive.service.js';
 import { setupApp } from './helpers/app.js';
 import { createSource, INBOUND, receive, signature } from './helpers/inbound.js';
@@ -104,7 +105,7 @@ describe('inbound receive: limits and the order of checks', () => {
       await sql`insert into inbound_receive_log (source_id, status, outcome) select ${source.id}::uuid, 200, 'created' from generate_series(1, 1010)`.execute(t.db);
     }
     const warnings: unknown[] = [];
-    const receiver = createReceiver({ db: t.db, appKey: t.config.APP_KEY!, ratePerSecond: 100, currency: 'USD', logger: { warn: (details) => void warnings.push(details) }, pruneEvery: 2 });
+    const receiver = createReceiver({ db: t.db, appKey: t.config.APP_KEY!, ratePerSecond: 100, currency: 'USD', logger: { warn: (details) => void warnings.push(details) }, pruneEvery: 2, contacts: createBuiltinHost({ db: t.db, config: t.config }).contacts });
     // Turns A, B, A, B: each source's second receive prunes it (with one process-wide count, B's would never come).
     for (let i = 0; i < 4; i++) {
       const row = (await findSourceRow(t.db, sources[i % 2]!.id))!;

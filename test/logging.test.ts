@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
+import { createBuiltinHost } from '../src/host/builtin/index.js';
 import { createLogger } from '../src/logger.js';
 import { ADMIN, basic, createTestDatabase, testConfig } from './helpers/app.js';
 
@@ -33,7 +34,7 @@ describe('logs', () => {
   it('of a request carry no credentials', async () => {
     const { lines, stream } = capture();
     const { database, drop } = await createTestDatabase();
-    const app = await buildApp({ config: testConfig(), db: database.db, logger: pino({ level: 'trace' }, stream) });
+    const app = await buildApp({ config: testConfig(), db: database.db, logger: pino({ level: 'trace' }, stream), host: createBuiltinHost({ db: database.db, config: testConfig() }) });
     await app.inject({ method: 'GET', url: '/service/pipelines', headers: { authorization: basic({ username: 'admin', password: 'not-the-password-123' }) } });
     await app.inject({ method: 'GET', url: '/service/pipelines', headers: { authorization: basic(ADMIN) } });
     await app.close();

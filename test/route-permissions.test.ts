@@ -1,6 +1,7 @@
 import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
+import { createBuiltinHost } from '../src/host/builtin/index.js';
 import { PERMISSIONS } from '../src/host/permissions.js';
 import type { RouteEntry } from '../src/http/guard.js';
 import { setupApp, testConfig, type TestContext } from './helpers/app.js';
@@ -67,7 +68,7 @@ describe('permission walk', () => {
 });
 
 describe('start-up', () => {
-  const app = () => buildApp({ config: testConfig(), db: t.db, logger: pino({ level: 'silent' }) });
+  const app = () => buildApp({ config: testConfig(), db: t.db, logger: pino({ level: 'silent' }), host: createBuiltinHost({ db: t.db, config: testConfig() }) });
 
   it('fails for a route that declares neither a permission nor public', async () => {
     const server = await app();

@@ -26,13 +26,17 @@ export interface RolesTable {
 export interface UsersTable {
   id: Generated<number>;
   username: string;
-  password_hash: string;
+  /** null for a user mirrored from a remote host (it logs in there). */
+  password_hash: string | null;
   name: string;
   email: string | null;
-  role_id: number;
+  /** null for a mirrored user whose host role maps to none of ours. */
+  role_id: number | null;
   is_active: Generated<boolean>;
   created_at: Generated<Date>;
   updated_at: Timestamp;
+  /** When a mirrored user was last read from the host; null for the built-in host's own users. */
+  synced_at: Date | null;
 }
 
 export interface ContactsTable {
@@ -43,6 +47,11 @@ export interface ContactsTable {
   company: string | null;
   created_at: Generated<Date>;
   updated_at: Timestamp;
+  /** When a mirrored contact was last read from the host; null for the built-in host's own contacts. */
+  synced_at: Date | null;
+  /** Set when the host deleted (or merged away) the contact: deals keep naming it, marked deleted. */
+  deleted_at: Date | null;
+  merged_into_id: number | null;
 }
 
 export interface ApiCredentialsTable {
@@ -61,6 +70,22 @@ export interface OauthTokensTable {
   user_id: number;
   expires_at: Timestamp;
   created_at: Generated<Date>;
+}
+
+export interface HostAssertionJtisTable {
+  jti: string;
+  expires_at: Date;
+}
+
+export interface WorkerHeartbeatsTable {
+  worker_id: string;
+  beat_at: Timestamp;
+}
+
+export interface AppKeyCheckTable {
+  id: Generated<boolean>;
+  check_value: string;
+  updated_at: Generated<Date>;
 }
 
 export interface PipelinesTable {
@@ -165,6 +190,9 @@ export interface DB extends OutboundTables, InboundTables {
   roles: RolesTable;
   users: UsersTable;
   contacts: ContactsTable;
+  host_assertion_jtis: HostAssertionJtisTable;
+  worker_heartbeats: WorkerHeartbeatsTable;
+  app_key_check: AppKeyCheckTable;
   api_credentials: ApiCredentialsTable;
   oauth_tokens: OauthTokensTable;
   pipelines: PipelinesTable;

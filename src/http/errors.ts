@@ -84,3 +84,10 @@ export class RateLimitedError extends AppError {
     });
   }
 }
+
+/** Something this service depends on (the database, a remote host) is down or too slow: try again after a while. */
+export class UnavailableError extends AppError {
+  constructor(message: string, retryAfterSeconds = 5, type = 'unavailable') {
+    super(503, type, message, { retryAfter: retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from './deps.js';
 import { runBatch, type BatchRequest } from '../domain/deals/batch.service.js';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { batchBody, batchResponse, dealResponse, historyResponse, inlineBody, stageMoveBody } from '../domain/deals/deals.schemas.js';
@@ -10,7 +10,7 @@ import { actorOf } from '../http/guard.js';
 import { idParams } from '../http/schemas.js';
 
 /** Stage moves, inline updates, batch actions and stage history. */
-export const dealActionRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db }) => {
+export const dealActionRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, host }) => {
   const tags = ['deals'];
 
   app.post(
@@ -54,7 +54,7 @@ export const dealActionRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { 
     },
     async (request) => {
       const { field, value } = request.body;
-      const stored = await inlineUpdate(db, actorOf(request), request.params.id, field, value);
+      const stored = await inlineUpdate(db, host, actorOf(request), request.params.id, field, value);
       return { success: true as const, field, value: stored };
     },
   );
@@ -79,7 +79,7 @@ export const dealActionRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { 
           : action === 'reassign'
             ? { action, ids, owner: owner! }
             : { action, ids, stageId: stageId! };
-      return runBatch(db, actorOf(request), batch);
+      return runBatch(db, host, actorOf(request), batch);
     },
   );
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from './deps.js';
 import { addContact, removeContact } from '../domain/deals/committee.service.js';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { committeeBody, memberJson } from '../domain/deals/deals.schemas.js';
@@ -8,7 +8,7 @@ import { actorOf } from '../http/guard.js';
 import { id, idParams, successResponse } from '../http/schemas.js';
 
 /** The buying committee: host contacts on a deal, with a role and at most one primary. */
-export const dealCommitteeRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db }) => {
+export const dealCommitteeRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, host }) => {
   const tags = ['committee'];
   const config = { permission: DEAL_PERMISSIONS.edit };
 
@@ -26,7 +26,7 @@ export const dealCommitteeRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app,
     },
     async (request) => {
       const { contact_id: contactId, role, is_primary: isPrimary } = request.body;
-      return { contact: await addContact(db, actorOf(request), request.params.id, { contactId, role, isPrimary }) };
+      return { contact: await addContact(db, host, actorOf(request), request.params.id, { contactId, role, isPrimary }) };
     },
   );
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from './deps.js';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { noteBody, noteJson } from '../domain/deals/deals.schemas.js';
 import { addNote, deleteNote, editNote, getNote } from '../domain/deals/notes.service.js';

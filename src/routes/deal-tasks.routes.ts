@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from './deps.js';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { createTaskBody, taskJson, updateTaskBody } from '../domain/deals/deals.schemas.js';
 import { completeTask, createTask, deleteTask, editTask, getTask, reopenTask } from '../domain/deals/tasks.service.js';
@@ -8,7 +8,7 @@ import { actorOf } from '../http/guard.js';
 import { id, idParams, successResponse } from '../http/schemas.js';
 
 /** Tasks on deals: create, edit, complete (idempotent), reopen, delete. */
-export const dealTaskRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, baseUrl }) => {
+export const dealTaskRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, host, baseUrl }) => {
   const tags = ['tasks'];
   const edit = { permission: DEAL_PERMISSIONS.edit };
   const taskResponse = { 200: z.object({ task: taskJson }) };
@@ -22,7 +22,7 @@ export const dealTaskRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db
       schema: { tags, summary: 'Create a task on a deal', params: idParams, body: createTaskBody, response: taskResponse },
     },
     async (request, reply) => {
-      const task = await createTask(db, actorOf(request), request.params.id, request.body.task);
+      const task = await createTask(db, host, actorOf(request), request.params.id, request.body.task);
       void reply.header('Location', `${baseUrl}/service/tasks/${task.id}`);
       return { task };
     },
@@ -43,7 +43,7 @@ export const dealTaskRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db
       url,
       config: edit,
       schema: { tags, summary: 'Edit a task (only the fields sent)', params: taskParams, body: updateTaskBody, response: taskResponse },
-      handler: async (request) => ({ task: await editTask(db, actorOf(request), request.params.taskId, request.body.task) }),
+      handler: async (request) => ({ task: await editTask(db, host, actorOf(request), request.params.taskId, request.body.task) }),
     });
   }
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from './deps.js';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { listDeals } from '../domain/deals/deals.list.js';
 import {
@@ -23,7 +23,7 @@ import { dealTaskRoutes } from './deal-tasks.routes.js';
  * over `/service/:id/...` in the router; a non-numeric `:id` is a 404.
  */
 export const dealRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) => {
-  const { db, baseUrl } = deps;
+  const { db, host, baseUrl } = deps;
   const tags = ['deals'];
 
   app.get(
@@ -51,7 +51,7 @@ export const dealRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =>
     },
     async (request, reply) => {
       const fields = request.body.deal;
-      const deal = await createDealAsActor(db, actorOf(request), {
+      const deal = await createDealAsActor(db, host, actorOf(request), {
         ...toDealInput(fields),
         title: fields.title,
         currency: fields.currency ?? deps.config.DEFAULT_CURRENCY,
@@ -67,7 +67,7 @@ export const dealRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =>
       config: { permission: DEAL_PERMISSIONS.view },
       schema: { tags, summary: 'Get a deal with stage, pipeline, contacts, notes and tasks', params: idParams, response: { 200: dealResponse } },
     },
-    async (request) => ({ deal: await getDeal(db, actorOf(request), request.params.id) }),
+    async (request) => ({ deal: await getDeal(db, host, actorOf(request), request.params.id) }),
   );
 
   const update = {
@@ -80,7 +80,7 @@ export const dealRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =>
       url,
       ...update,
       handler: async (request) => ({
-        deal: await updateDealAsActor(db, actorOf(request), request.params.id, toDealInput(request.body.deal)),
+        deal: await updateDealAsActor(db, host, actorOf(request), request.params.id, toDealInput(request.body.deal)),
       }),
     });
   }

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from './deps.js';
 import { pingDatabase } from '../db/database.js';
-import { AppError } from '../http/errors.js';
+import { UnavailableError } from '../http/errors.js';
 
 export const metaRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) => {
   app.get(
@@ -15,7 +15,7 @@ export const metaRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =>
       try {
         await pingDatabase(deps.db);
       } catch {
-        throw new AppError(503, 'unavailable', 'The database is unavailable');
+        throw new UnavailableError('The database is unavailable');
       }
       return { status: 'ok' as const };
     },

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../app.js';
+import type { RouteDeps } from './deps.js';
 import { EVENT_NAMES } from '../events/events.js';
 import { isValidSecret } from '../events/signing.js';
 import { TEST_EVENT } from '../events/test-event.js';
@@ -15,11 +15,10 @@ import {
   removeWebhook,
   rotateWebhookSecret,
   sendTestEvent,
-} from '../host/builtin/webhooks.service.js';
+} from '../domain/webhooks/webhooks.service.js';
 import { actorOf } from '../http/guard.js';
 import { formList } from '../http/form.js';
-import { bool, id, idParams, isoDate, nullable, pageQuery, successResponse, text } from '../http/schemas.js';
-import { hostAdmin, pageFields, timestamps } from './host/host.schemas.js';
+import { bool, hostAdmin, id, idParams, isoDate, nullable, pageFields, pageQuery, successResponse, text, timestamps } from '../http/schemas.js';
 
 const url = z
   .string()

@@ -6,7 +6,7 @@ import { afterAll, inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDatabase, type Database } from '../../src/db/database.js';
-import { bootstrap } from '../../src/host/builtin/bootstrap.js';
+import { bootstrap, createBuiltinHost } from '../../src/host/builtin/index.js';
 import { databaseUrl } from './global-setup.js';
 
 export const ADMIN = { username: 'admin', password: 'admin-password-for-tests' };
@@ -64,7 +64,7 @@ export async function setupApp(options: { config?: Record<string, string> } = {}
   const { database, url, drop } = await createTestDatabase();
   await bootstrap(database.db, ADMIN);
   const config = testConfig(options.config);
-  const app = await buildApp({ config, db: database.db, logger: pino({ level: 'silent' }) });
+  const app = await buildApp({ config, db: database.db, logger: pino({ level: 'silent' }), host: createBuiltinHost({ db: database.db, config }) });
   await app.ready();
   afterAll(async () => {
     await app.close();

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/database.js';
 import type { StageType } from '../../src/db/schema.js';
-import { createDealsInTransaction, type DealCreateInput } from '../../src/domain/deals/deals.service.js';
+import type { DealCreateInput } from '../../src/domain/deals/deal-context.js';
+import { createDealsInTransaction } from '../../src/domain/deals/deals.service.js';
 import { hashPassword } from '../../src/host/passwords.js';
 import type { Permission } from '../../src/host/permissions.js';
 

@@ -3,6 +3,7 @@ import type { FastifyError } from 'fastify';
 import { toAppError } from '../../http/error-handler.js';
 import { ValidationError } from '../../http/errors.js';
 import type { Actor } from '../../host/permissions.js';
+import type { People } from '../../host/port.js';
 import { findStage, visiblePipelineIds } from '../pipelines/pipelines.repository.js';
 import { actorContext, lockDealFor } from './deal-access.js';
 import { assertUser, DEAL_WRITE_NAMES, deleteLockedDeal, patchLockedDeal } from './deal-write.js';
@@ -44,7 +45,8 @@ async function validate(db: Db, actor: Actor, request: BatchRequest) {
   return undefined;
 }
 
-export async function runBatch(db: Db, actor: Actor, request: BatchRequest): Promise<BatchResult> {
+export async function runBatch(db: Db, people: People, actor: Actor, request: BatchRequest): Promise<BatchResult> {
+  if (request.action === 'reassign' && request.owner) await people.users.ensure([request.owner]);
   const stage = await validate(db, actor, request);
   const ctx = actorContext(actor);
   const results: BatchItemResult[] = [];

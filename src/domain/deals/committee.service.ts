@@ -1,13 +1,14 @@
 import type { Db, Trx } from '../../db/database.js';
 import { recordDealEvents, type RecordOptions } from '../../events/events.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
-import { findContacts, type ContactRow } from '../../host/builtin/contacts.repository.js';
+import { findContacts } from '../../host/local-copy.js';
+import type { ContactRow, People } from '../../host/port.js';
 import type { Actor } from '../../host/permissions.js';
 import { deleteMember, demotePrimaries, findMemberWithContact, membersOf, upsertMembers, type MemberRow } from './committee.repository.js';
 import { actorContext, lockDealFor, sourceExtra } from './deal-access.js';
 import { toMemberJson, type MemberJson } from './deal-json.js';
 import { lockDeals } from './deals.repository.js';
-import type { DealWriteContext } from './deals.service.js';
+import type { DealWriteContext } from './deal-context.js';
 
 export interface AddContactInput {
   contactId: number;
@@ -90,7 +91,8 @@ export async function addContactInTransaction(trx: Trx, ctx: DealWriteContext, d
 
 /* ---- API operations ---- */
 
-export async function addContact(db: Db, actor: Actor, dealId: number, input: Omit<AddContactInput, 'primaryIfNone'>): Promise<MemberJson> {
+export async function addContact(db: Db, people: People, actor: Actor, dealId: number, input: Omit<AddContactInput, 'primaryIfNone'>): Promise<MemberJson> {
+  await people.contacts.ensure([input.contactId]);
   return db.transaction().execute(async (trx) => {
     await lockDealFor(trx, actor, dealId, 'edit');
     await addContactInTransaction(trx, actorContext(actor), dealId, input);

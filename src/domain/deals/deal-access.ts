@@ -3,7 +3,7 @@ import { ForbiddenError, NotFoundError } from '../../http/errors.js';
 import { canOnRecord, type Actor, type Permission } from '../../host/permissions.js';
 import { canSeePipeline } from '../pipelines/pipelines.repository.js';
 import { findDealRow, lockDeal, type DealRow } from './deals.repository.js';
-import type { DealWriteContext } from './deals.service.js';
+import type { DealWriteContext } from './deal-context.js';
 
 /**
  * Who may do what with one deal: the own/other permission of the action, on a

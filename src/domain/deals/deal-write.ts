@@ -13,7 +13,7 @@ import {
   type DealFieldValues,
   type DealRow,
 } from './deals.repository.js';
-import type { DealCreateInput, DealUpdateInput, DealWriteContext } from './deals.service.js';
+import type { DealCreateInput, DealUpdateInput, DealWriteContext } from './deal-context.js';
 import { DEAL_FIELD_NAMES, moveLockedDeal, resolveStage, type PipelineScope, type PlacementNames } from './stage-move.js';
 import type { StageRow } from '../pipelines/pipelines.repository.js';
 

@@ -1,8 +1,8 @@
 import type { Db, Trx } from '../../db/database.js';
-import type { ChangedBy } from '../../events/events.js';
 import { NotFoundError } from '../../http/errors.js';
 import type { Actor } from '../../host/permissions.js';
-import type { ContactRow } from '../../host/builtin/contacts.repository.js';
+import type { People } from '../../host/port.js';
+import type { DealCreateInput, DealUpdateInput, DealWriteContext } from './deal-context.js';
 import { formatMoney } from '../money.js';
 import { visiblePipelineIds } from '../pipelines/pipelines.repository.js';
 import { actorContext, assertDealAccess, lockDealFor } from './deal-access.js';
@@ -11,40 +11,6 @@ import { loadFullDeal } from './deal-view.js';
 import { findDealRow, type DealRow } from './deals.repository.js';
 import { createDeal, createDeals, DEAL_WRITE_NAMES, deleteLockedDeal, INTERNAL, lockDealOrFail, patchLockedDeal, type NewDealItem, type WriteOptions } from './deal-write.js';
 import { moveLockedDeal, resolveStage } from './stage-move.js';
-
-/** Who changes a deal: an API caller ({id, name}) or an inbound source ({id: null, name} plus `source`). */
-export interface DealWriteContext {
-  changedBy: ChangedBy;
-  source?: { id: string; name: string };
-}
-
-export interface DealCreateInput {
-  title: string;
-  amount?: string;
-  /** ISO 4217; callers fill in DEFAULT_CURRENCY when the sender gave none. */
-  currency: string;
-  pipelineId?: number;
-  stageId?: number;
-  closeDate?: string | null;
-  ownerId?: number | null;
-  createdById?: number | null;
-  customFields?: Record<string, unknown>;
-  sourceId?: string;
-  externalId?: string;
-  /** The deal's first contact: it joins the new committee as its primary. */
-  contact?: ContactRow;
-}
-
-export interface DealUpdateInput {
-  title?: string;
-  amount?: string;
-  currency?: string;
-  stageId?: number;
-  pipelineId?: number;
-  closeDate?: string | null;
-  ownerId?: number | null;
-  customFields?: Record<string, unknown>;
-}
 
 /**
  * Creates deals inside the caller's transaction (one statement per step) and
@@ -87,20 +53,28 @@ async function readDeal(db: Db, actor: Actor, dealId: number): Promise<DealFullJ
   return full.deal;
 }
 
-export async function getDeal(db: Db, actor: Actor, dealId: number): Promise<DealFullJson> {
+/** A read answers from the local copy of the host's people; entries past their age are refreshed in the background. */
+export async function getDeal(db: Db, people: People, actor: Actor, dealId: number): Promise<DealFullJson> {
   const full = await loadFullDeal(db, dealId, actor);
   if (!full) throw new NotFoundError('Deal');
   assertDealAccess(actor, full, 'view');
-  return full.deal;
+  const { deal } = full;
+  people.refresh({
+    userIds: [deal.owner?.id, deal.createdBy?.id, ...deal.tasks.map((task) => task.assignee?.id)].filter((id) => id != null),
+    contactIds: deal.contacts.map((member) => member.contact_id),
+  });
+  return deal;
 }
 
 /** Pipelines the caller cannot see are answered like missing ones (422 on the reference). */
-export async function createDealAsActor(db: Db, actor: Actor, input: DealApiCreate): Promise<DealFullJson> {
+export async function createDealAsActor(db: Db, people: People, actor: Actor, input: DealApiCreate): Promise<DealFullJson> {
+  if (input.ownerId) await people.users.ensure([input.ownerId]);
   const { id } = await db.transaction().execute(async (trx) => createDeal(trx, actorContext(actor), input, await apiOptions(trx, actor)));
   return readDeal(db, actor, id);
 }
 
-export async function updateDealAsActor(db: Db, actor: Actor, dealId: number, patch: DealUpdateInput): Promise<DealFullJson> {
+export async function updateDealAsActor(db: Db, people: People, actor: Actor, dealId: number, patch: DealUpdateInput): Promise<DealFullJson> {
+  if (patch.ownerId) await people.users.ensure([patch.ownerId]);
   await db.transaction().execute(async (trx) => {
     const deal = await lockDealFor(trx, actor, dealId, 'edit');
     await patchLockedDeal(trx, actorContext(actor), deal, patch, await apiOptions(trx, actor));
@@ -153,11 +127,13 @@ const INLINE_VALUE: Record<InlineField, (deal: DealRow) => string | number | nul
 /** One field changed in place; answers the value as stored (amount as a number). */
 export async function inlineUpdate(
   db: Db,
+  people: People,
   actor: Actor,
   dealId: number,
   field: InlineField,
   value: string | number | null,
 ): Promise<string | number | null> {
+  if (field === 'owner' && typeof value === 'number') await people.users.ensure([value]);
   return db.transaction().execute(async (trx) => {
     const deal = await lockDealFor(trx, actor, dealId, 'edit');
     await patchLockedDeal(trx, actorContext(actor), deal, inlinePatch(field, value), await apiOptions(trx, actor, 'value'));

@@ -4,7 +4,7 @@ import { ValidationError } from '../../http/errors.js';
 import { findEntryStage, findStage, findStages, type StageRow } from '../pipelines/pipelines.repository.js';
 import { insertStageHistory, setDealsStage, type DealRow } from './deals.repository.js';
 import { sourceExtra } from './deal-access.js';
-import type { DealWriteContext } from './deals.service.js';
+import type { DealWriteContext } from './deal-context.js';
 
 /**
  * Where a deal goes (pipeline + stage) and the stage move itself: audit row,

@@ -2,6 +2,7 @@ import type { Db, Trx } from '../../db/database.js';
 import { recordDealEvent } from '../../events/events.js';
 import { NotFoundError } from '../../http/errors.js';
 import type { Actor } from '../../host/permissions.js';
+import type { People } from '../../host/port.js';
 import { actorContext, assertCanViewDeal, lockDealFor } from './deal-access.js';
 import { toTaskJson, type TaskJson } from './deal-json.js';
 import { assertUser } from './deal-write.js';
@@ -36,7 +37,8 @@ async function reload(trx: Trx, taskId: number): Promise<TaskJson> {
   return toTaskJson(task);
 }
 
-export async function createTask(db: Db, actor: Actor, dealId: number, input: TaskInput & { title: string }): Promise<TaskJson> {
+export async function createTask(db: Db, people: People, actor: Actor, dealId: number, input: TaskInput & { title: string }): Promise<TaskJson> {
+  if (input.assignee) await people.users.ensure([input.assignee]);
   return db.transaction().execute(async (trx) => {
     await lockDealFor(trx, actor, dealId, 'edit');
     const values = await toValues(trx, input);
@@ -51,7 +53,8 @@ export async function getTask(db: Db, actor: Actor, taskId: number): Promise<Tas
   return toTaskJson(task);
 }
 
-export async function editTask(db: Db, actor: Actor, taskId: number, input: TaskInput): Promise<TaskJson> {
+export async function editTask(db: Db, people: People, actor: Actor, taskId: number, input: TaskInput): Promise<TaskJson> {
+  if (input.assignee) await people.users.ensure([input.assignee]);
   return db.transaction().execute(async (trx) => {
     await lockTaskFor(trx, actor, taskId);
     await updateTask(trx, taskId, await toValues(trx, input));

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../../http/errors.js';
 import { isoDate, money } from '../../http/schemas.js';
-import type { DealCreateInput, DealUpdateInput } from '../deals/deals.service.js';
+import type { DealCreateInput, DealUpdateInput } from '../deals/deal-context.js';
 
 /**
  * The body of a receive (interface.md section 4) and how it maps onto a deal.

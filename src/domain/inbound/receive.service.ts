@@ -1,10 +1,11 @@
-import { open } from '../../crypto/secret-box.js';
+import { open, WrongKeyError } from '../../crypto/secret-box.js';
 import { recordTogether } from '../../events/events.js';
 import type { Db, Trx } from '../../db/database.js';
-import { AppError, InvalidSignatureError, NotFoundError, RateLimitedError } from '../../http/errors.js';
-import { findOrCreateContactsByEmail } from '../../host/builtin/contacts.repository.js';
+import { AppError, InvalidSignatureError, NotFoundError, RateLimitedError, UnavailableError } from '../../http/errors.js';
+import type { ContactRow, HostContacts } from '../../host/port.js';
 import { addContactsInTransaction } from '../deals/committee.service.js';
-import { createDealsInTransaction, updateDealInTransaction, type DealWriteContext } from '../deals/deals.service.js';
+import type { DealWriteContext } from '../deals/deal-context.js';
+import { createDealsInTransaction, updateDealInTransaction } from '../deals/deals.service.js';
 import { GroupCommit, type Settled } from './group-commit.js';
 import {
   claimReplayKeys,
@@ -71,7 +72,7 @@ const externalKey = (item: PendingReceive) =>
  * replay key or an external id (group commit keeps them apart), so each item's
  * outcome depends only on the database as it was and on itself.
  */
-async function writeReceives(trx: Trx, items: PendingReceive[], currency: string): Promise<ReceiveResult[]> {
+async function writeReceives(trx: Trx, items: PendingReceive[], currency: string, contacts: ContactsByEmail): Promise<ReceiveResult[]> {
   const keys = items.map((item) => ({ sourceId: item.source.id, key: item.replayKey }));
   const claimed = await claimReplayKeys(trx, keys);
   const replays = await findReplays(trx, keys.filter((key) => !claimed.has(replayId(key))));
@@ -84,8 +85,6 @@ async function writeReceives(trx: Trx, items: PendingReceive[], currency: string
     const key = externalKey(item);
     return key ? existing.get(`${key.sourceId}:${key.externalId}`) : undefined;
   };
-  // Contacts first: the deal inserts take row locks that concurrent batches wait on, so they come as late as they can.
-  const contacts = await findOrCreateContactsByEmail(trx, fresh.flatMap((item) => (item.body.contact ? [item.body.contact] : [])));
   const contextOf = (source: SourceRow): DealWriteContext => ({
     changedBy: { id: null, name: source.name },
     source: { id: source.id, name: source.name },
@@ -148,28 +147,37 @@ async function writeReceives(trx: Trx, items: PendingReceive[], currency: string
   return results;
 }
 
+type ContactsByEmail = Map<string, { contact: ContactRow; created: boolean }>;
+
 /** Housekeeping (log and replay-key pruning) of a source runs once per this many of its logged receives in a process. */
 const PRUNE_EVERY = 500;
 
 export function createReceiver(options: {
   db: Db;
-  appKey: Buffer;
+  /** APP_KEY, or during a rotation [APP_KEY, APP_KEY_PREVIOUS]. */
+  appKey: Buffer | readonly Buffer[];
   ratePerSecond: number;
   /** Deals from senders have no currency field: DEFAULT_CURRENCY. */
   currency: string;
   logger: { warn(details: object, message: string): void };
+  /** The host's contacts: a receive's contact is found or created there before the deal is written. */
+  contacts: HostContacts;
+  /** How many processes share the rate limit (live service processes); default 1. */
+  share?: () => number;
   /** Housekeeping period in logged receives per source (PRUNE_EVERY). */
   pruneEvery?: number;
 }) {
   const { db, appKey, logger } = options;
-  const limiter = new SourceRateLimiter(options.ratePerSecond);
+  const limiter = new SourceRateLimiter(options.ratePerSecond, undefined, options.share);
   const logged = new Map<string, number>();
   const pruneEvery = options.pruneEvery ?? PRUNE_EVERY;
 
   /** A batch in one transaction; if it fails as a whole, each receive is tried alone so only the bad one fails. */
   async function writeBatch(items: PendingReceive[]): Promise<Settled<ReceiveResult>[]> {
     try {
-      const results = await db.transaction().execute((trx) => recordTogether(trx, () => writeReceives(trx, items, options.currency)));
+      // Contacts before the transaction: a remote host is an HTTP call, and the deal inserts' row locks should be held briefly.
+      const contacts = await options.contacts.findOrCreateByEmail(items.flatMap((item) => (item.body.contact ? [item.body.contact] : [])));
+      const results = await db.transaction().execute((trx) => recordTogether(trx, () => writeReceives(trx, items, options.currency, contacts)));
       return results.map((value) => ({ ok: true, value }));
     } catch (error) {
       if (items.length === 1) return [{ ok: false, error }];
@@ -200,13 +208,21 @@ export function createReceiver(options: {
    */
   const known = new Map<string, { source: ReceivingSource | undefined; readAt: number; refreshing?: boolean }>();
   let forgotten = 0;
+  /** A secret sealed under another key is the operator's misconfiguration: 503 and a log line, not a 500 per receive. */
+  function openSecrets(row: SourceRow): string[] {
+    try {
+      return [row.secret_encrypted, ...(row.previous_secret_valid ? [row.previous_secret_encrypted!] : [])].map((sealed) => open(appKey, sealed));
+    } catch (error) {
+      if (!(error instanceof WrongKeyError)) throw error;
+      logger.warn({ sourceId: row.id }, 'inbound source secret does not open with APP_KEY');
+      throw new UnavailableError('This source cannot verify signatures right now (its secret does not open with the configured APP_KEY)', 60);
+    }
+  }
+
   async function read(sourceId: string): Promise<ReceivingSource | undefined> {
     const before = forgotten;
     const row = await findSourceRow(db, sourceId);
-    const source = row && {
-      ...row,
-      secrets: [row.secret_encrypted, ...(row.previous_secret_valid ? [row.previous_secret_encrypted!] : [])].map((sealed) => open(appKey, sealed)),
-    };
+    const source = row && { ...row, secrets: openSecrets(row) };
     // A read that overlapped a forget() may predate the change: answer with it, but do not keep it.
     if (forgotten === before) {
       if (known.size >= 10_000) known.clear();

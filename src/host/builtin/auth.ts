@@ -36,7 +36,8 @@ function actorQuery(db: Executor) {
     .selectFrom('users')
     .innerJoin('roles', 'roles.id', 'users.role_id')
     .select(['users.id', 'users.name', 'users.username', 'users.role_id', 'roles.is_admin', 'roles.permissions'])
-    .where('users.is_active', '=', true);
+    .where('users.is_active', '=', true)
+    .$narrowType<{ role_id: number }>();
 }
 
 /**
@@ -44,7 +45,12 @@ function actorQuery(db: Executor) {
  * SHA-256 of the credentials (never the password itself) and cleared whenever
  * users, roles or credentials change in this process.
  */
-export function createBuiltinAuth(db: Db): HostAuth {
+export interface BuiltinAuth extends HostAuth {
+  /** OAuth 2.0 client-credentials grant for the built-in host's API credentials. */
+  issueToken(clientId: string, clientSecret: string): Promise<TokenGrant | null>;
+}
+
+export function createBuiltinAuth(db: Db): BuiltinAuth {
   const cache = new Map<string, { actor: Actor; expires: number }>();
 
   const remember = (key: string, actor: Actor) => {

@@ -1,20 +1,9 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/database.js';
-import { containsPattern } from './paging.js';
+import { containsPattern } from '../../domain/paging.js';
+import { contactColumns } from '../local-copy.js';
+import type { ContactByEmail, ContactRow } from '../port.js';
 
-export interface ContactRow {
-  id: number;
-  email: string;
-  first_name: string | null;
-  last_name: string | null;
-  company: string | null;
-}
-
-export const contactColumns = ['id', 'email', 'first_name', 'last_name', 'company'] as const;
-
-export function findContacts(db: Executor, ids: number[]): Promise<ContactRow[]> {
-  return db.selectFrom('contacts').select(contactColumns).where('id', 'in', ids).execute();
-}
 
 export function findContactByEmail(db: Executor, email: string): Promise<ContactRow | undefined> {
   return db
@@ -22,13 +11,6 @@ export function findContactByEmail(db: Executor, email: string): Promise<Contact
     .select(contactColumns)
     .where(sql`lower(email)`, '=', email.toLowerCase())
     .executeTakeFirst();
-}
-
-export interface ContactByEmail {
-  email: string;
-  first_name?: string | null;
-  last_name?: string | null;
-  company?: string | null;
 }
 
 /**
@@ -66,7 +48,7 @@ export async function findOrCreateContactsByEmail(
           return { email: values.email, first_name: values.first_name ?? null, last_name: values.last_name ?? null, company: values.company ?? null };
         }),
       )
-      .onConflict((oc) => oc.expression(sql`lower(email)`).doNothing())
+      .onConflict((oc) => oc.expression(sql`lower(email)`).where('deleted_at', 'is', null).doNothing())
       .returning(contactColumns)
       .execute();
     for (const contact of inserted) found.set(contact.email.toLowerCase(), { contact, created: true });

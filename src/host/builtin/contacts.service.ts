@@ -10,7 +10,7 @@ import {
   type ContactDetailRow,
   type ContactValues,
 } from './contacts.repository.js';
-import { pageInfo } from './paging.js';
+import { pageInfo } from '../../domain/paging.js';
 
 export const toContactJson = (row: ContactDetailRow) => ({
   id: row.id,

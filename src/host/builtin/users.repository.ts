@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/database.js';
-import { containsPattern } from './paging.js';
+import { containsPattern } from '../../domain/paging.js';
 
 export interface UserRow {
   id: number;
@@ -38,14 +38,16 @@ function userQuery(db: Executor) {
       'users.is_active',
       'users.created_at',
       'users.updated_at',
-    ]);
+    ])
+    .$narrowType<{ role_id: number }>();
 }
 
 export async function listUsers(
   db: Executor,
-  options: { search?: string; page: number; limit: number },
+  options: { search?: string; page: number; limit: number; activeOnly?: boolean },
 ): Promise<{ rows: UserRow[]; total: number }> {
   let query = userQuery(db);
+  if (options.activeOnly) query = query.where('users.is_active', '=', true);
   if (options.search) {
     const pattern = containsPattern(options.search);
     query = query.where((eb) =>

@@ -1,7 +1,7 @@
 import type { Db, Executor } from '../../db/database.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
 import { hashPassword } from '../passwords.js';
-import { pageInfo } from './paging.js';
+import { pageInfo } from '../../domain/paging.js';
 import { findRole } from './roles.repository.js';
 import {
   countActiveAdmins,

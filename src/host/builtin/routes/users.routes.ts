@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../../app.js';
-import { createUser, editUser, getUser, getUsers, removeUser } from '../../host/builtin/users.service.js';
-import { bool, id, idParams, nullable, text } from '../../http/schemas.js';
-import { hostAdmin, pageFields, searchQuery, timestamps } from './host.schemas.js';
+import type { BuiltinRouteDeps as RouteDeps } from './deps.js';
+import { createUser, editUser, getUser, getUsers, removeUser } from '../users.service.js';
+import { bool, hostAdmin, id, idParams, nullable, pageFields, searchQuery, text, timestamps } from '../../../http/schemas.js';
 
 // A colon would split a Basic credential; white space would only confuse.
 const username = text(1, 100).regex(/^[^:\s]+$/, 'Must not contain colons or spaces');
@@ -25,7 +24,7 @@ const userResponse = { 200: z.object({ user: userJson }) };
 const tags = ['host: users'];
 
 /** Users of the built-in host; the password goes in, never out. */
-export const userRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, auth, baseUrl }) => {
+export const userRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, forgetLogins, baseUrl }) => {
   app.get(
     '/host/users',
     {
@@ -61,7 +60,7 @@ export const userRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, au
     { config: hostAdmin, schema: { tags, summary: 'Edit a user', params: idParams, body: editBody, response: userResponse } },
     async (request) => {
       const user = await editUser(db, request.params.id, request.body);
-      auth.forget();
+      forgetLogins();
       return { user };
     },
   );
@@ -79,7 +78,7 @@ export const userRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, au
     },
     async (request) => {
       const { deactivated } = await removeUser(db, request.params.id);
-      auth.forget();
+      forgetLogins();
       return { success: true as const, deactivated };
     },
   );

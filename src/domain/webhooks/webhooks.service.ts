@@ -7,8 +7,8 @@ import { generateSecret } from '../../events/signing.js';
 import { assertPublicTarget, TargetRefusedError } from '../../events/ssrf.js';
 import { recordTestEvent } from '../../events/test-event.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
-import type { Actor } from '../permissions.js';
-import { pageInfo } from './paging.js';
+import type { Actor } from '../../host/permissions.js';
+import { pageInfo } from '../paging.js';
 import {
   attemptsOf,
   deleteSubscription,

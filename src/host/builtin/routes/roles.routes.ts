@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../../app.js';
-import { createRole, editRole, getRole, getRoles, removeRole } from '../../host/builtin/roles.service.js';
-import { PERMISSIONS } from '../../host/permissions.js';
-import { formList } from '../../http/form.js';
-import { bool, idParams, successResponse, text } from '../../http/schemas.js';
-import { hostAdmin, timestamps } from './host.schemas.js';
+import type { BuiltinRouteDeps as RouteDeps } from './deps.js';
+import { createRole, editRole, getRole, getRoles, removeRole } from '../roles.service.js';
+import { PERMISSIONS } from '../../permissions.js';
+import { formList } from '../../../http/form.js';
+import { bool, hostAdmin, idParams, successResponse, text, timestamps } from '../../../http/schemas.js';
 
 const permissions = formList(z.enum(PERMISSIONS, { error: 'Unknown permission' }));
 const roleBody = z.object({ name: text(1, 255), permissions: permissions.optional(), isAdmin: bool.optional() });
@@ -14,7 +13,7 @@ const roleResponse = { 200: z.object({ role: roleJson }) };
 const tags = ['host: roles'];
 
 /** Roles: Mautic-style permission names, or isAdmin for everything. */
-export const roleRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, auth, baseUrl }) => {
+export const roleRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, forgetLogins, baseUrl }) => {
   app.get(
     '/host/roles',
     { config: hostAdmin, schema: { tags, summary: 'List roles', response: { 200: z.object({ roles: z.array(roleJson) }) } } },
@@ -42,7 +41,7 @@ export const roleRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, au
     { config: hostAdmin, schema: { tags, summary: 'Edit a role', params: idParams, body: roleBody.partial(), response: roleResponse } },
     async (request) => {
       const role = await editRole(db, request.params.id, request.body);
-      auth.forget();
+      forgetLogins();
       return { role };
     },
   );
@@ -55,7 +54,7 @@ export const roleRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, au
     },
     async (request) => {
       await removeRole(db, request.params.id);
-      auth.forget();
+      forgetLogins();
       return { success: true as const };
     },
   );

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { RouteDeps } from '../app.js';
-import { apiCredentialRoutes } from './host/api-credentials.routes.js';
-import { contactRoutes } from './host/contacts.routes.js';
-import { roleRoutes } from './host/roles.routes.js';
-import { userRoutes } from './host/users.routes.js';
+import type { BuiltinRouteDeps as RouteDeps } from './deps.js';
+import { apiCredentialRoutes } from './api-credentials.routes.js';
+import { contactRoutes } from './contacts.routes.js';
+import { roleRoutes } from './roles.routes.js';
+import { userRoutes } from './users.routes.js';
 
 /** The built-in host: roles, users, contacts, API credentials (host:admin). */
 export const hostRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) => {

@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { RouteDeps } from '../../app.js';
-import { createContact, editContact, getContact, getContacts, removeContact } from '../../host/builtin/contacts.service.js';
-import { idParams, nullable, successResponse, text } from '../../http/schemas.js';
-import { hostAdmin, pageFields, searchQuery, timestamps } from './host.schemas.js';
+import type { BuiltinRouteDeps as RouteDeps } from './deps.js';
+import { createContact, editContact, getContact, getContacts, removeContact } from '../contacts.service.js';
+import { hostAdmin, idParams, nullable, pageFields, searchQuery, successResponse, text, timestamps } from '../../../http/schemas.js';
 
 const email = z.string().trim().max(255, 'Must be at most 255 characters').pipe(z.email('Must be an email address'));
 const optionalText = nullable(text(1, 255)).optional();

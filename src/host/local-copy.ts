@@ -1,0 +1,102 @@
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.js';
+import type { ContactRow, HostUser } from './port.js';
+
+/**
+ * The local `users` and `contacts` tables that deals reference and deal reads
+ * join. For the built-in host they are the host; for a remote host they hold a
+ * copy keyed by the host's ids, written only through the functions here (by the
+ * adapter and by verified host assertions) and read by the domain.
+ */
+
+export const contactColumns = ['id', 'email', 'first_name', 'last_name', 'company'] as const;
+
+/** Contacts that exist (tombstones of contacts deleted in the host are left out). */
+export function findContacts(db: Executor, ids: number[]): Promise<ContactRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.selectFrom('contacts').select(contactColumns).where('id', 'in', ids).where('deleted_at', 'is', null).execute();
+}
+
+/** Of `ids`, those with no copy or a copy older than `maxAgeMs` (a tombstone is final and never stale). */
+export async function contactsToFetch(db: Executor, ids: number[], maxAgeMs: number): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const fresh = await db
+    .selectFrom('contacts')
+    .select('id')
+    .where('id', 'in', ids)
+    .where((eb) => eb.or([eb('deleted_at', 'is not', null), eb('synced_at', '>', new Date(Date.now() - maxAgeMs))]))
+    .execute();
+  const have = new Set(fresh.map((row) => row.id));
+  return [...new Set(ids)].filter((id) => !have.has(id));
+}
+
+export async function usersToFetch(db: Executor, ids: number[], maxAgeMs: number): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const fresh = await db.selectFrom('users').select('id').where('id', 'in', ids).where('synced_at', '>', new Date(Date.now() - maxAgeMs)).execute();
+  const have = new Set(fresh.map((row) => row.id));
+  return [...new Set(ids)].filter((id) => !have.has(id));
+}
+
+/**
+ * Writes host contacts into the copy under the host's ids. A live contact
+ * holding the same email under another id (the host re-used an address after a
+ * delete we missed) is tombstoned first, so the one-live-email index holds.
+ */
+export async function upsertContacts(db: Executor, contacts: ContactRow[]): Promise<void> {
+  if (contacts.length === 0) return;
+  const now = new Date();
+  await db
+    .updateTable('contacts')
+    .set({ deleted_at: now })
+    .where('deleted_at', 'is', null)
+    .where('id', 'not in', contacts.map((c) => c.id))
+    .where(sql`lower(email)`, 'in', contacts.map((c) => c.email.toLowerCase()))
+    .execute();
+  await db
+    .insertInto('contacts')
+    .values(contacts.map((c) => ({ ...c, synced_at: now, deleted_at: null, merged_into_id: null })))
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet((eb) => ({
+        email: eb.ref('excluded.email'),
+        first_name: eb.ref('excluded.first_name'),
+        last_name: eb.ref('excluded.last_name'),
+        company: eb.ref('excluded.company'),
+        synced_at: now,
+        deleted_at: null,
+        merged_into_id: null,
+        updated_at: now,
+      })),
+    )
+    .execute();
+}
+
+/** Contacts deleted in the host (or merged into `mergedIntoId`): deals keep naming them, marked deleted. */
+export async function tombstoneContacts(db: Executor, ids: number[], mergedIntoId: number | null = null): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('contacts')
+    .set({ deleted_at: new Date(), merged_into_id: mergedIntoId, synced_at: new Date() })
+    .where('id', 'in', ids)
+    .execute();
+}
+
+/** A user copied from the host: no password (they log in there) and no role (permissions come from the host). */
+export async function upsertUsers(db: Executor, users: (HostUser & { username: string })[]): Promise<void> {
+  if (users.length === 0) return;
+  const now = new Date();
+  await db
+    .insertInto('users')
+    .values(users.map((u) => ({ id: u.id, username: u.username, name: u.name, email: u.email, password_hash: null, role_id: null, synced_at: now })))
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet((eb) => ({
+        username: eb.ref('excluded.username'),
+        name: eb.ref('excluded.name'),
+        email: eb.ref('excluded.email'),
+        synced_at: now,
+        updated_at: now,
+      })),
+    )
+    .execute();
+  // Ids chosen by the host skip the identity sequence; keep it ahead so a local insert never collides.
+  await sql`select setval(pg_get_serial_sequence('users', 'id'), greatest((select max(id) from users), 1))`.execute(db);
+}

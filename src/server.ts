@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   config.APP_KEY = await resolveAppKey(config);
 
   const server = await openDatabase(config, logger);
-  const database = createDatabase(server.url);
+  const database = createDatabase(server.url, { max: config.DB_POOL_SIZE, acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS });
   await migrateToLatest(database, logger);
   try {
     await verifyAppKey(database.db, appKeys(config));

@@ -24,6 +24,8 @@ export interface EmbeddedOptions {
   logger: Logger;
   /** Extra `-c name=value` server settings (tests turn fsync off). */
   settings?: Record<string, string>;
+  /** Listen on this port instead of a free one (a restart that clients must find again). */
+  port?: number;
 }
 
 export interface EmbeddedPostgres {
@@ -56,7 +58,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   }
 
   await stopOrphanedServer(pgdata, logger);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const settings: Record<string, string> = {
     listen_addresses: '127.0.0.1',
     unix_socket_directories: '',

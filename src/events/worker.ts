@@ -56,10 +56,18 @@ function idOf(payload: unknown, key: string): unknown {
   return payload && typeof payload === 'object' ? (payload as Record<string, unknown>)[key] : undefined;
 }
 
+/** WEBHOOK_RETRY_BASE_MS / WEBHOOK_RETRY_MAX_MS, when set: a shorter schedule of the same shape. */
+function shortenedSchedule(config: DispatcherConfig): Partial<RetryPolicy> {
+  const policy: Partial<RetryPolicy> = {};
+  if (config.WEBHOOK_RETRY_BASE_MS) policy.baseDelayMs = config.WEBHOOK_RETRY_BASE_MS;
+  if (config.WEBHOOK_RETRY_MAX_MS) policy.maxDelayMs = config.WEBHOOK_RETRY_MAX_MS;
+  return policy;
+}
+
 export async function startWorker(options: WorkerOptions): Promise<DeliveryWorker> {
   const { config } = options;
   const logger = options.logger.child({ component: 'worker' });
-  const policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
+  const policy = { ...DEFAULT_RETRY_POLICY, ...shortenedSchedule(config), ...options.policy };
   const concurrency = config.WORKER_CONCURRENCY;
   const database = createDatabase(withAsyncCommit(options.databaseUrl), { max: concurrency + 4 });
   const dispatcher = createDispatcher(database.db, config, policy, logger);

@@ -28,7 +28,7 @@ export async function call(
   const res = await fetch(`${base}${path}`, {
     method: options.method ?? (body === undefined ? 'GET' : 'POST'),
     headers,
-    body,
+    body: typeof body === 'string' || body === undefined ? body : new Uint8Array(body),
     signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
   });
   const text = await res.text();

@@ -16,7 +16,7 @@ export interface ChildService {
 }
 
 const running = new Set<ChildProcess>();
-const OUTPUT_LIMIT = 64 * 1024;
+const OUTPUT_LIMIT = 8 * 1024 * 1024;
 
 function track(child: ChildProcess): Pick<ChildService, 'output' | 'exited'> {
   running.add(child);

@@ -28,6 +28,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  // FAULT_DUMP=<file> (with FAULT_LOG_LEVEL=info) keeps the service's log of a failing run for reading.
   if (process.env.FAULT_DUMP) (await import('node:fs')).writeFileSync(process.env.FAULT_DUMP, server?.output() ?? '');
   await stopAll();
   await pgServer?.stop();

@@ -26,6 +26,8 @@ export interface EmbeddedOptions {
   settings?: Record<string, string>;
   /** Listen on this port instead of a free one (a restart that clients must find again). */
   port?: number;
+  /** Another installation's `postgres` and `initdb` (tests run the same faults on Debian's PostgreSQL 15). */
+  binaries?: { postgres: string; initdb: string };
 }
 
 export interface EmbeddedPostgres {
@@ -48,7 +50,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   await mkdir(dataDir, { recursive: true, mode: 0o711 });
 
   const ids = userInfo().uid === 0 ? ensureUnprivilegedUser() : undefined;
-  const bin = await binaries(ids, logger);
+  const bin = options.binaries ?? (await binaries(ids, logger));
   const pgdata = await clusterDirectory(dataDir, ids, logger);
   const password = await clusterPassword(dataDir);
 

@@ -30,6 +30,8 @@ beforeAll(async () => {
 afterAll(async () => {
   // FAULT_DUMP=<file> (with FAULT_LOG_LEVEL=info) keeps the service's log of a failing run for reading.
   if (process.env.FAULT_DUMP) (await import('node:fs')).writeFileSync(process.env.FAULT_DUMP, server?.output() ?? '');
+  // A service that died on its own is the failure to explain: its last words.
+  if (server && server.child.exitCode !== null) console.log(`service exited with ${server.child.exitCode}:\n${server.output().slice(-4000)}`);
   await stopAll();
   await pgServer?.stop();
 });
@@ -118,7 +120,7 @@ describe.each(['SIGQUIT', 'SIGKILL'] as const)('PostgreSQL stopped under load (%
     const dealId = created.body.deal.id as number;
     await until(() => receiver.received.some((r) => r.json.deal?.id === dealId), 'an event made after the outage to be delivered', 60_000);
     console.log(
-      `${how}: ${answers.length} answers (${during.length} during the outage, all 503 + Retry-After, slowest ${Math.max(...during.map((a) => a.ms))} ms); ` +
+      `${process.env.FAULT_PG_BIN ?? 'embedded'} ${how}: ${answers.length} answers (${during.length} during the outage, all 503 + Retry-After, slowest ${Math.max(...during.map((a) => a.ms))} ms); ` +
         `/health ${health.status}; serving again ${recoveredAt - backAt} ms after PostgreSQL was back`,
     );
   });

@@ -55,10 +55,15 @@ export interface SparePostgres {
 
 const logger = pino({ level: 'warn' });
 
-/** A second PostgreSQL for one test, an embedded 18 in a temporary directory. */
+/** FAULT_PG_BIN=/usr/lib/postgresql/15/bin: the spare server is that installation's, not the embedded 18. */
+const installed = process.env.FAULT_PG_BIN
+  ? { postgres: join(process.env.FAULT_PG_BIN, 'postgres'), initdb: join(process.env.FAULT_PG_BIN, 'initdb') }
+  : undefined;
+
+/** A second PostgreSQL for one test, in a temporary directory: the embedded 18, or FAULT_PG_BIN's. */
 export async function startSparePostgres(): Promise<SparePostgres> {
   const dataDir = await tempDataDir('deal-fault-pg-');
-  let server: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir, logger, settings: { fsync: 'off' } });
+  let server: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir, logger, binaries: installed, settings: { fsync: 'off' } });
   const port = Number(new URL(server.url).port);
   return {
     url: server.url,
@@ -73,7 +78,7 @@ export async function startSparePostgres(): Promise<SparePostgres> {
       // Backends of a SIGKILLed postmaster leave on their own; until then the shared memory is busy and a start fails.
       for (let attempt = 1; ; attempt++) {
         try {
-          server = await startEmbeddedPostgres({ dataDir, logger, port, settings: { fsync: 'off' } });
+          server = await startEmbeddedPostgres({ dataDir, logger, port, binaries: installed, settings: { fsync: 'off' } });
           return;
         } catch (error) {
           if (attempt >= 30) throw error;

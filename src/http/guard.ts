@@ -87,8 +87,9 @@ export class LoginLimiter {
     if (over > 0) await new Promise((done) => setTimeout(done, Math.min(250 * 2 ** (over - 1), MAX_SLOW_DOWN_MS)));
   }
 
+  /** The right credentials: that pair starts again, and the identity is no longer slowed down (guessers never succeed). */
   succeed(attempt: LoginAttempt): void {
-    if (!this.failures.has(`${attempt.who}@${attempt.address}`)) return;
+    if (!this.failures.has(`${attempt.who}@${attempt.address}`) && !this.failures.has(attempt.who)) return;
     this.clear(attempt);
     this.cluster.publish(LOGIN_SUCCESS, attempt);
   }
@@ -118,7 +119,9 @@ export class LoginLimiter {
   }
 
   private clear(attempt: LoginAttempt): void {
-    if (typeof attempt?.who === 'string') this.failures.delete(`${attempt.who}@${attempt.address}`);
+    if (typeof attempt?.who !== 'string') return;
+    this.failures.delete(`${attempt.who}@${attempt.address}`);
+    this.failures.delete(attempt.who);
   }
 }
 

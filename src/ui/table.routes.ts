@@ -1,0 +1,4 @@
+import type { FastifyInstance } from 'fastify';
+import type { UiOptions } from './index.js';
+
+export async function tableRoutes(_app: FastifyInstance, _deps: UiOptions): Promise<void> {}

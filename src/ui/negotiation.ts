@@ -35,7 +35,11 @@ export const pageNegotiation = fp<{ pages: PageTable }>(async (app, { pages }) =
   const base = app.prefix;
   const errorFor = renderError(base);
   app.addHook('onRequest', async (request) => {
-    if (isPage(request)) request.errorPage = errorFor(request);
+    if (!isPage(request)) return;
+    request.errorPage = errorFor(request);
+    // A filter form's "Anyone"/"All" choices send empty values, which mean "no filter" rather than an invalid one.
+    const query = request.query as Record<string, unknown>;
+    for (const key of Object.keys(query ?? {})) if (query[key] === '') delete query[key];
   });
   app.addHook('onRoute', (route) => {
     if (route.config?.page !== 'negotiated') return;

@@ -11,6 +11,7 @@ import type { Db } from './db/database.js';
 import { createAssertionVerifier } from './host/assertion.js';
 import type { HostPort } from './host/port.js';
 import { registerErrorHandling } from './http/error-handler.js';
+import { documentErrorResponses } from './http/error-responses.js';
 import { guardPlugin } from './http/guard.js';
 import { PageSessions } from './http/session.js';
 import { routes } from './routes/index.js';
@@ -47,6 +48,7 @@ export const dealPipeline: FastifyPluginAsync<DealPipelineOptions> = async (app,
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onRoute', documentErrorResponses);
   app.addHook('onRequest', async (request, reply) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
   });

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { appKeys, type Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { open } from '../crypto/secret-box.js';
+import { dispatchFromConfig, type EventDispatch } from '../host/port.js';
 import {
   abandon,
   firstAttempts,
@@ -42,7 +43,14 @@ interface Target {
   unusable?: string;
 }
 
-export function createDispatcher(db: Db, config: DispatcherConfig, policy: RetryPolicy, logger: Logger): Dispatcher {
+/** `dispatch`: where events go, as the host port says (default: from WEBHOOK_MODE). */
+export function createDispatcher(
+  db: Db,
+  config: DispatcherConfig,
+  policy: RetryPolicy,
+  logger: Logger,
+  dispatch: EventDispatch = dispatchFromConfig(config),
+): Dispatcher {
   const sockets = Math.max(config.WORKER_CONCURRENCY, 8);
   // Subscriber URLs go through the SSRF filter; the host's own dispatcher is operator configuration.
   const subscriberAgents = targetAgents(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, sockets);
@@ -50,8 +58,8 @@ export function createDispatcher(db: Db, config: DispatcherConfig, policy: Retry
 
   function targetOf(delivery: DeliveryToAttempt): Target | string {
     if (delivery.subscription_id === null) {
-      if (!config.HOST_WEBHOOK_URL || !config.HOST_WEBHOOK_SECRET) return 'Forward mode is not configured (HOST_WEBHOOK_URL)';
-      return { url: config.HOST_WEBHOOK_URL, secrets: [config.HOST_WEBHOOK_SECRET], agents: hostAgents };
+      if (dispatch.mode !== 'forward') return 'Forward mode is not configured (HOST_WEBHOOK_URL)';
+      return { url: dispatch.url, secrets: [dispatch.secret], agents: hostAgents };
     }
     if (!delivery.enabled || !delivery.url || !delivery.secret_encrypted) return 'Subscription disabled';
     if (!config.APP_KEY) throw new Error('APP_KEY is required to open subscription secrets');
@@ -107,7 +115,7 @@ export function createDispatcher(db: Db, config: DispatcherConfig, policy: Retry
 
   return {
     async deliverEvents(eventIds) {
-      const deliveries = await firstAttempts(db, eventIds, config.WEBHOOK_MODE);
+      const deliveries = await firstAttempts(db, eventIds, dispatch.mode);
       // Every attempt finishes (and is recorded) before a database error fails the job.
       const results = await Promise.allSettled(deliveries.map(attemptDelivery));
       const failure = results.find((result) => result.status === 'rejected');

@@ -58,18 +58,21 @@ export async function loginRoutes(app: FastifyInstance, deps: RouteDeps & { sess
     const username = typeof body.username === 'string' ? body.username.slice(0, 200) : '';
     const password = typeof body.password === 'string' ? body.password.slice(0, 1000) : '';
     if (crossSite(request)) return sendHtml(reply, loginPage(base, next, username, 'Log in from this site’s own page.'), 403);
+    // The same identity key as Basic auth uses, so the page and the API share one count per user and address.
+    const attempt = { who: username ? `user:${username.toLowerCase()}` : 'basic', address: request.ip };
     try {
-      app.loginLimiter.check(request.ip);
+      app.loginLimiter.check(attempt);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       return sendHtml(reply.header('Retry-After', error.headers['Retry-After'] ?? '60'), loginPage(base, next, username, 'Too many failed attempts. Wait a minute and try again.'), 429);
     }
     const actor = username && password ? await deps.host.auth.authenticateBasic(username, password) : null;
     if (!actor) {
-      app.loginLimiter.fail(request.ip);
+      await app.loginLimiter.fail(attempt);
       // 200, not 401: a 401 would ask for Basic credentials, and this page is the way to give them.
       return sendHtml(reply, loginPage(base, next, username, 'That user name and password do not match.'));
     }
+    app.loginLimiter.succeed(attempt);
     await deps.sessions.create(actor.id, reply);
     return reply.redirect(next, 303);
   });

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -24,7 +24,14 @@ export interface UiOptions extends RouteDeps {
 }
 
 const require = createRequire(import.meta.url);
-const own = (name: string) => new URL(`./assets/${name}`, import.meta.url);
+// The CSS and JS are plain files beside this module in src/; a compiled build (dist/src/ui) reads them from src/ too,
+// since tsc copies no assets and the pages need no build step of their own.
+const ASSET_DIRS = [new URL('./assets/', import.meta.url), new URL('../../../src/ui/assets/', import.meta.url)];
+const own = (name: string) => {
+  const found = ASSET_DIRS.map((dir) => new URL(name, dir)).find((file) => existsSync(file));
+  if (!found) throw new Error(`UI asset ${name} not found in ${ASSET_DIRS.map(String).join(' or ')}`);
+  return found;
+};
 
 const ASSETS: Record<string, { file: string | URL; type: string }> = {
   'htmx.min.js': { file: require.resolve('htmx.org/dist/htmx.min.js'), type: 'text/javascript' },

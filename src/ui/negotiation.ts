@@ -47,6 +47,8 @@ export const pageNegotiation = fp<{ pages: PageTable }>(async (app, { pages }) =
     const path = route.url.slice(base.length);
     route.handler = function negotiated(request, reply) {
       const page = pages.get(path);
+      // One URL, two representations: caches must key on Accept.
+      void reply.header('Vary', 'Accept, Cookie');
       if (page && prefersHtml(request)) return page(request, reply);
       return api.call(this, request, reply);
     };

@@ -61,6 +61,20 @@ describe('board', () => {
     expect(events.map((e) => e.event)).toEqual(['service.deal.created', 'deal.stage_changed', 'deal.stage_changed', 'service.deal.won']);
   });
 
+  it('asks why when a card is dropped on Lost, and records the reason', async () => {
+    const [first] = pipeline.stages;
+    const lost = pipeline.stages.find((s) => s.type === 'lost')!;
+    const deal = await createDeal(t.db, { title: 'Lost cause', stageId: first!.id });
+    await t.page.goto(`${t.origin}/service/board`);
+    await drag(`#deal-${deal.id}`, `#cards-${lost.id}`);
+    const form = t.page.locator('form.lost-reason');
+    await form.locator('input[name=lost_reason]').fill('Went with <b>a competitor</b>');
+    await form.locator('button.primary').click();
+    await t.page.locator(`#deal-${deal.id}`).waitFor({ state: 'detached' });
+    const moved = (await t.call({ method: 'GET', url: `/service/${deal.id}/view` })).json().deal;
+    expect(moved).toMatchObject({ status: 'lost', lostReason: 'Went with <b>a competitor</b>' });
+  });
+
   it('shows a view-own user only their deals, and others cannot be dragged by them', async () => {
     const rep = await createUser(t.db, ['service:pipelines:view', 'service:deals:viewown', 'service:deals:editown', 'service:deals:create'], { name: 'Rita Rep' });
     const [first] = pipeline.stages;

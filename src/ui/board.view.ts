@@ -140,7 +140,12 @@ export function boardPage(view: View, data: BoardData): Html {
 ${data.dropZones.length
     ? html`<div class="drop-zones">${data.dropZones.map(
         (stage) => html`<div class="drop-zone ${stage.type}"><span>Drop here: ${stage.name}</span>
-          <div class="cards" id="cards-${stage.id}" data-stage-id="${stage.id}" data-drop-only="true"></div></div>`,
+          <div class="cards" id="cards-${stage.id}" data-stage-id="${stage.id}" data-stage-type="${stage.type}"></div>
+          ${stage.type === 'lost'
+            ? html`<form class="lost-reason row" hidden>
+            <label class="field grow"><span>Why was it lost? (optional)</span><input name="lost_reason" maxlength="255"></label>
+            <button class="primary">Mark lost</button><button type="button" class="cancel">Cancel</button></form>`
+            : ''}</div>`,
       )}</div>`
     : ''}
 </section>`;

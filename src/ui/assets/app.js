@@ -56,8 +56,9 @@
     const moveUrl = board.dataset.moveUrl;
     const filters = new URLSearchParams(board.dataset.filters || '');
 
-    async function move(item, stageId, from, oldIndex) {
+    async function move(item, stageId, from, oldIndex, lostReason) {
       const body = new URLSearchParams();
+      if (lostReason) body.set('lost_reason', lostReason);
       for (const [key, value] of filters) body.set(`board[${key}]`, value);
       body.set('deal_id', item.dataset.dealId);
       body.set('stage_id', stageId);
@@ -88,6 +89,33 @@
       if (trigger) toast(JSON.parse(trigger).toast);
     }
 
+    // A card dropped on a lost stage waits for the reason (or a cancel, which puts it back).
+    let pendingPutBack = null;
+    function askLostReason(event) {
+      const form = event.to.parentElement.querySelector('form.lost-reason');
+      const input = form.querySelector('input[name=lost_reason]');
+      // A second card dropped while the first waits: the first goes back unchanged.
+      if (pendingPutBack) pendingPutBack();
+      const putBack = () => {
+        pendingPutBack = null;
+        event.from.insertBefore(event.item, event.from.children[event.oldIndex] || null);
+      };
+      pendingPutBack = putBack;
+      form.hidden = false;
+      input.value = '';
+      input.focus();
+      form.onsubmit = (submit) => {
+        submit.preventDefault();
+        form.hidden = true;
+        pendingPutBack = null;
+        move(event.item, event.to.dataset.stageId, event.from, event.oldIndex, input.value.trim());
+      };
+      form.querySelector('.cancel').onclick = () => {
+        form.hidden = true;
+        putBack();
+      };
+    }
+
     board.querySelectorAll('.cards').forEach((list) => {
       Sortable.create(list, {
         group: 'deals',
@@ -99,7 +127,10 @@
         fallbackOnBody: true,
         animation: 120,
         ghostClass: 'ghost',
-        onAdd: (event) => move(event.item, event.to.dataset.stageId, event.from, event.oldIndex),
+        onAdd: (event) => {
+          if (event.to.dataset.stageType === 'lost') askLostReason(event);
+          else move(event.item, event.to.dataset.stageId, event.from, event.oldIndex);
+        },
       });
     });
   }

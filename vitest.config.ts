@@ -1,9 +1,11 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     globalSetup: ['./test/helpers/global-setup.ts'],
     include: ['test/**/*.test.ts'],
+    // The fault suite (vitest.faults.config.ts, `npm run test:faults`) takes minutes; `npm test` stays fast.
+    exclude: [...configDefaults.exclude, 'test/faults/**'],
     pool: 'forks',
     maxWorkers: 3,
     testTimeout: 30_000,

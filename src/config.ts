@@ -44,6 +44,17 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WORKER: z.enum(['inline', 'off']).default('inline'),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(200).default(16),
+  /** Connections of the request pool; more concurrent requests wait for one. */
+  DB_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(20),
+  /** How long a request waits for a pool connection before it answers 503 with Retry-After (no unbounded queue). */
+  DB_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(5000),
+  /**
+   * Only to shorten the outbound retry schedule (drills, tests): the first retry
+   * delay and the cap of the doubling. Unset: 10 s and 8 h. They can shorten the
+   * schedule but never lengthen it, so the three-day window keeps its ~20 attempts or more.
+   */
+  WEBHOOK_RETRY_BASE_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(100).max(10_000).optional()),
+  WEBHOOK_RETRY_MAX_MS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1000).max(8 * 3600_000).optional()),
   INBOUND_RATE_LIMIT: z.coerce.number().int().min(1).max(100_000).default(100),
   /** The host platform adapter: our own tables, or Mautic's REST API (HOST stays the listen address). */
   HOST_PLATFORM: z.enum(['builtin', 'mautic']).default('builtin'),
@@ -114,6 +125,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         'Invalid configuration: MAUTIC_USERNAME: required with MAUTIC_PASSWORD when HOST_PLATFORM=mautic (or MAUTIC_CLIENT_ID with MAUTIC_CLIENT_SECRET)',
       );
     }
+  }
+  if (parsed.WEBHOOK_RETRY_BASE_MS && parsed.WEBHOOK_RETRY_MAX_MS && parsed.WEBHOOK_RETRY_BASE_MS > parsed.WEBHOOK_RETRY_MAX_MS) {
+    throw new ConfigError('Invalid configuration: WEBHOOK_RETRY_BASE_MS: must not exceed WEBHOOK_RETRY_MAX_MS');
   }
   if (parsed.DATABASE_URL && !parsed.APP_KEY) {
     throw new ConfigError('Invalid configuration: APP_KEY: required when DATABASE_URL is set (32 bytes, hex or base64)');

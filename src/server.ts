@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   config.APP_KEY = await resolveAppKey(config);
 
   const server = await openDatabase(config, logger);
-  const database = createDatabase(server.url);
+  const database = createDatabase(server.url, { max: config.DB_POOL_SIZE, acquireTimeoutMs: config.DB_ACQUIRE_TIMEOUT_MS });
   await migrateToLatest(database, logger);
   try {
     await verifyAppKey(database.db, appKeys(config));
@@ -61,7 +61,8 @@ async function main(): Promise<void> {
   const app = await buildApp({ config, db: database.db, logger, host, cluster });
   await app.listen({ port: config.PORT, host: config.HOST });
   // Deliveries run in this process unless WORKER=off (then `npm run worker` elsewhere).
-  const worker = config.WORKER === 'inline' ? await startWorker({ databaseUrl: server.url, config, logger, dispatch: host.dispatch }) : undefined;
+  const worker =
+    config.WORKER === 'inline' ? await startWorker({ databaseUrl: server.url, config, logger, dispatch: host.dispatch, restartOnError: true }) : undefined;
   const url = publicBaseUrl({ ...config, PORT: (app.server.address() as { port: number }).port });
 
   // The banner goes to stdout, not to the log: it may carry the first-run password.

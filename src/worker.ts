@@ -32,11 +32,8 @@ async function main(): Promise<void> {
     await migrations.destroy();
   }
 
-  const worker = await startWorker({ databaseUrl: config.DATABASE_URL, config, logger });
-  worker.runner.promise.catch(() => {
-    // Already logged by the worker; a supervisor should start a fresh one.
-    process.exit(1);
-  });
+  // A database outage stops graphile-worker's runner; a fresh one starts when the database is back.
+  const worker = await startWorker({ databaseUrl: config.DATABASE_URL, config, logger, restartOnError: true });
 
   closeWithGrace({ delay: 30_000, logger }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'worker shutting down after an error');

@@ -27,7 +27,10 @@ describe('configuration', () => {
       WEBHOOK_ALLOW_PRIVATE_TARGETS: false,
       DEFAULT_CURRENCY: 'USD',
       LOG_LEVEL: 'info',
+      DB_POOL_SIZE: 20,
+      DB_ACQUIRE_TIMEOUT_MS: 5000,
     });
+    expect(config.WEBHOOK_RETRY_BASE_MS).toBeUndefined();
     expect(config.DATABASE_URL).toBeUndefined();
     expect(config.APP_KEY).toBeUndefined();
     expect(publicBaseUrl(config)).toBe('http://127.0.0.1:3000');
@@ -58,6 +61,12 @@ describe('configuration', () => {
     ['WEBHOOK_ALLOW_PRIVATE_TARGETS', { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'maybe' }],
     ['DEFAULT_CURRENCY', { DEFAULT_CURRENCY: 'usd' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['DB_POOL_SIZE', { DB_POOL_SIZE: '0' }],
+    ['DB_ACQUIRE_TIMEOUT_MS', { DB_ACQUIRE_TIMEOUT_MS: '50' }],
+    // Only ever shortens the schedule: 10 s and 8 h are the ceilings.
+    ['WEBHOOK_RETRY_BASE_MS', { WEBHOOK_RETRY_BASE_MS: '60000' }],
+    ['WEBHOOK_RETRY_MAX_MS', { WEBHOOK_RETRY_MAX_MS: '86400000' }],
+    ['WEBHOOK_RETRY_BASE_MS', { WEBHOOK_RETRY_BASE_MS: '5000', WEBHOOK_RETRY_MAX_MS: '2000' }],
   ];
 
   it.each(bad)('refuses a bad %s with one line naming it', (variable, env) => {

@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap } from '../src/host/builtin/index.js';
 import { ADMIN, basic, createTestDatabase } from './helpers/app.js';
+import { spawnServer, stopChild, type ChildService } from './helpers/server-process.js';
 
 /**
  * Two real service processes (`src/server.ts`, as `npm start` runs it) on one
@@ -12,27 +12,10 @@ import { ADMIN, basic, createTestDatabase } from './helpers/app.js';
 const APP_KEY = '07'.repeat(32);
 const LIMIT = 20; // receives per second per source, for the whole service (bursts of twice that)
 
-interface Server {
-  url: string;
-  child: ChildProcess;
-}
+type Server = ChildService;
 
-async function startServer(databaseUrl: string): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, APP_KEY, PORT: '0', WORKER: 'off', LOG_LEVEL: 'silent', INBOUND_RATE_LIMIT: String(LIMIT) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((done, fail) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) done(match[1]!);
-    });
-    child.once('exit', (code) => fail(new Error(`server exited with ${code}: ${out}`)));
-  });
-  return { url, child };
-}
+const startServer = (databaseUrl: string) =>
+  spawnServer({ DATABASE_URL: databaseUrl, APP_KEY, WORKER: 'off', LOG_LEVEL: 'silent', INBOUND_RATE_LIMIT: String(LIMIT) });
 
 let servers: Server[] = [];
 let drop: () => Promise<void>;
@@ -45,8 +28,7 @@ beforeAll(async () => {
   await new Promise((done) => setTimeout(done, 4_000));
 }, 60_000);
 afterAll(async () => {
-  for (const { child } of servers) child.kill('SIGTERM');
-  await Promise.all(servers.map(({ child }) => new Promise((done) => (child.exitCode !== null ? done(null) : child.once('exit', done)))));
+  await Promise.all(servers.map((server) => stopChild(server)));
   await drop();
 });
 

@@ -44,10 +44,20 @@ class PreparingClient extends pg.Client {
   }
 }
 
-export function createDatabase(connectionString: string, options: { max?: number } = {}): Database {
+export interface PoolOptions {
+  max?: number;
+  /**
+   * A caller waits at most this long for a connection (pg's own default is
+   * forever); the error handler answers its "timeout exceeded" with 503.
+   */
+  acquireTimeoutMs?: number;
+}
+
+export function createDatabase(connectionString: string, options: PoolOptions = {}): Database {
   const pool = new pg.Pool({
     connectionString,
     max: options.max ?? 20,
+    connectionTimeoutMillis: options.acquireTimeoutMs ?? 0,
     idleTimeoutMillis: 30_000,
     Client: PreparingClient,
   });

@@ -24,6 +24,10 @@ export interface EmbeddedOptions {
   logger: Logger;
   /** Extra `-c name=value` server settings (tests turn fsync off). */
   settings?: Record<string, string>;
+  /** Listen on this port instead of a free one (a restart that clients must find again). */
+  port?: number;
+  /** Another installation's `postgres` and `initdb` (tests run the same faults on Debian's PostgreSQL 15). */
+  binaries?: { postgres: string; initdb: string };
 }
 
 export interface EmbeddedPostgres {
@@ -46,7 +50,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   await mkdir(dataDir, { recursive: true, mode: 0o711 });
 
   const ids = userInfo().uid === 0 ? ensureUnprivilegedUser() : undefined;
-  const bin = await binaries(ids, logger);
+  const bin = options.binaries ?? (await binaries(ids, logger));
   const pgdata = await clusterDirectory(dataDir, ids, logger);
   const password = await clusterPassword(dataDir);
 
@@ -56,7 +60,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   }
 
   await stopOrphanedServer(pgdata, logger);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const settings: Record<string, string> = {
     listen_addresses: '127.0.0.1',
     unix_socket_directories: '',

@@ -27,7 +27,8 @@ import { targetAgents, type TargetAgents } from './ssrf.js';
 export type DispatcherConfig = Pick<
   Config,
   'WEBHOOK_MODE' | 'HOST_WEBHOOK_URL' | 'HOST_WEBHOOK_SECRET' | 'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'WORKER_CONCURRENCY' | 'APP_KEY' | 'APP_KEY_PREVIOUS'
->;
+> &
+  Partial<Pick<Config, 'WEBHOOK_RETRY_BASE_MS' | 'WEBHOOK_RETRY_MAX_MS'>>;
 
 export interface Dispatcher {
   deliverEvents(eventIds: string[]): Promise<void>;

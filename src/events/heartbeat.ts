@@ -26,6 +26,8 @@ export interface Heartbeat {
   events: WorkerEvents;
   start(): void;
   stop(): Promise<void>;
+  /** Stop beating for the ids seen so far (their runner died), leaving their rows to go stale and be unlocked. */
+  forget(): void;
 }
 
 export function createHeartbeat(db: Db, logger: Logger, options: HeartbeatOptions = {}): Heartbeat {
@@ -63,6 +65,9 @@ export function createHeartbeat(db: Db, logger: Logger, options: HeartbeatOption
       tick();
       timer = setInterval(tick, intervalMs);
       timer.unref();
+    },
+    forget() {
+      ids.clear();
     },
     async stop() {
       clearInterval(timer);

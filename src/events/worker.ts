@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { run, type Runner } from 'graphile-worker';
 import type { Logger } from 'pino';
 import { createDatabase } from '../db/database.js';
@@ -35,10 +36,18 @@ export interface WorkerOptions {
   dispatch?: EventDispatch;
   /** Heartbeat and dead-worker detection (see heartbeat.ts). */
   heartbeat?: HeartbeatOptions;
+  /**
+   * Start a fresh runner when this one stops with an error, instead of leaving
+   * the process without a worker. graphile-worker stops its pool when it cannot
+   * record a job's outcome (the database went away); inside `npm start` that
+   * must not take the web server down with it, nor leave `npm run worker` idle.
+   */
+  restartOnError?: boolean;
 }
 
 export interface DeliveryWorker {
-  runner: Runner;
+  /** The current runner (a new one after a restart). */
+  readonly runner: Runner;
   stop(): Promise<void>;
 }
 
@@ -59,17 +68,25 @@ function idOf(payload: unknown, key: string): unknown {
   return payload && typeof payload === 'object' ? (payload as Record<string, unknown>)[key] : undefined;
 }
 
+/** WEBHOOK_RETRY_BASE_MS / WEBHOOK_RETRY_MAX_MS, when set: a shorter schedule of the same shape. */
+function shortenedSchedule(config: DispatcherConfig): Partial<RetryPolicy> {
+  const policy: Partial<RetryPolicy> = {};
+  if (config.WEBHOOK_RETRY_BASE_MS) policy.baseDelayMs = config.WEBHOOK_RETRY_BASE_MS;
+  if (config.WEBHOOK_RETRY_MAX_MS) policy.maxDelayMs = config.WEBHOOK_RETRY_MAX_MS;
+  return policy;
+}
+
 export async function startWorker(options: WorkerOptions): Promise<DeliveryWorker> {
   const { config } = options;
   const logger = options.logger.child({ component: 'worker' });
-  const policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
+  const policy = { ...DEFAULT_RETRY_POLICY, ...shortenedSchedule(config), ...options.policy };
   const concurrency = config.WORKER_CONCURRENCY;
   const database = createDatabase(withAsyncCommit(options.databaseUrl), { max: concurrency + 4 });
   const dispatch = options.dispatch ?? dispatchFromConfig(config);
   const dispatcher = createDispatcher(database.db, config, policy, logger, dispatch);
   const heartbeat = createHeartbeat(database.db, logger, options.heartbeat);
 
-  const runner = await run({
+  const runOptions: Parameters<typeof run>[0] = {
     events: heartbeat.events,
     pgPool: database.pool,
     concurrency,
@@ -82,8 +99,9 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
     logger: queueLogger(logger),
     crontab: PRUNE_CRONTAB,
     preset: {
-      // A small local batch keeps the next job at hand; completions are batched per tick.
-      worker: { localQueue: { size: concurrency }, completeJobBatchDelay: 0 },
+      // A small local batch keeps the next job at hand; completions are batched per tick. Failures too: unbatched,
+      // graphile-worker does not await recording a failure, and a database outage then ends the process with an unhandled rejection.
+      worker: { localQueue: { size: concurrency }, completeJobBatchDelay: 0, failJobBatchDelay: 0 },
     },
     taskList: {
       [DELIVER_EVENT_TASK]: async (payload) => {
@@ -102,17 +120,65 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
         logger.info(pruned, 'pruned the delivery log');
       },
     },
+  };
+  // graphile-worker gives up on a pool it cannot record outcomes for ("queue is in an inconsistent state"),
+  // but its runner does not always settle; the pool's fatal error is the signal that always comes.
+  let currentPool: string | undefined;
+  heartbeat.events.on('pool:create', ({ workerPool }) => void (currentPool = workerPool.id));
+  heartbeat.events.on('pool:fatalError', ({ workerPool, error }) => {
+    if (workerPool.id === currentPool && runner) fail(runner, error);
   });
+  // Assigned before any pool exists to fail; the listeners above only read it then.
+  let runner!: Runner;
+  runner = await run(runOptions);
+  let stopping: Promise<void> | undefined;
+  const stopped = new AbortController();
+
+  /** After an error: new runners, backing off up to 15 s, until one starts or stop() is called. */
+  async function restart(): Promise<void> {
+    // Its jobs stay locked under ids that no longer beat: a live worker (this one, once back) unlocks them.
+    heartbeat.forget();
+    for (let attempt = 0; !stopping; attempt++) {
+      const wait = Math.min(1000 * 2 ** attempt, 15_000);
+      const slept = await sleep(wait, true, { signal: stopped.signal }).catch(() => false);
+      if (!slept || stopping) return;
+      try {
+        runner = await run(runOptions);
+        supervise(runner);
+        logger.info('delivery worker restarted');
+        return;
+      } catch (err) {
+        logger.warn({ err, retryInMs: Math.min(wait * 2, 15_000) }, 'delivery worker could not restart; trying again');
+      }
+    }
+  }
+  let restarting: Promise<void> = Promise.resolve();
+  const failed = new WeakSet<Runner>();
+  function fail(current: Runner, err: unknown): void {
+    if (failed.has(current)) return;
+    failed.add(current);
+    logger.error({ err }, 'delivery worker stopped with an error');
+    if (!options.restartOnError || stopping || current !== runner) return;
+    // Its graceful shutdown can wait forever on a dead connection: let it go on alone and start afresh.
+    current.stop().catch(() => undefined);
+    restarting = restart();
+  }
+  function supervise(current: Runner): void {
+    current.promise.catch((err: unknown) => fail(current, err));
+  }
+  supervise(runner);
   heartbeat.start();
-  runner.promise.catch((err: unknown) => logger.error({ err }, 'delivery worker stopped with an error'));
   logger.info({ concurrency, mode: dispatch.mode }, 'delivery worker started');
 
-  let stopping: Promise<void> | undefined;
   return {
-    runner,
+    get runner() {
+      return runner;
+    },
     stop() {
       stopping ??= (async () => {
-        await runner.stop();
+        stopped.abort();
+        await restarting;
+        await runner.stop().catch((err: unknown) => logger.warn({ err }, 'delivery worker runner was already stopped'));
         await heartbeat.stop();
         dispatcher.close();
         await database.destroy();

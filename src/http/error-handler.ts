@@ -60,7 +60,7 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE
 
 function isDatabaseDown(error: { code?: string; message?: string }): boolean {
   if (error.code && (PG_UNAVAILABLE.test(error.code) || NETWORK_CODES.has(error.code))) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|Cannot use a pool after calling end/i.test(
+  return /Connection terminated|timeout exceeded when trying to connect|Cannot use a pool after calling end|is not queryable/i.test(
     error.message ?? '',
   );
 }

@@ -8,6 +8,7 @@ import * as hostAssertions from './20261123_0900_host_assertions.js';
 import * as workerHeartbeats from './20261123_1000_worker_heartbeats.js';
 import * as appKeyCheck from './20261123_1100_app_key_check.js';
 import * as forecastIndexes from './20261123_1200_forecast_indexes.js';
+import * as pageSessions from './20261123_1500_page_sessions.js';
 
 /**
  * Every migration, by name in order of time. Listed statically so that the same
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '20261123_1000_worker_heartbeats': workerHeartbeats,
   '20261123_1100_app_key_check': appKeyCheck,
   '20261123_1200_forecast_indexes': forecastIndexes,
+  '20261123_1500_page_sessions': pageSessions,
 };

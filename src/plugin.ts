@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -12,7 +13,9 @@ import type { HostPort } from './host/port.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { documentErrorResponses } from './http/error-responses.js';
 import { guardPlugin } from './http/guard.js';
+import { PageSessions } from './http/session.js';
 import { routes } from './routes/index.js';
+import { pageNegotiation, uiPages, type PageTable } from './ui/index.js';
 
 export type { Config } from './config.js';
 export type { Db } from './db/database.js';
@@ -83,9 +86,22 @@ export const dealPipeline: FastifyPluginAsync<DealPipelineOptions> = async (app,
   });
 
   const assertions = config.HOST_ASSERTION_KEY ? createAssertionVerifier(db, config.HOST_ASSERTION_KEY) : undefined;
-  await app.register(guardPlugin, { auth: host.auth, assertions, cluster, publicBaseUrl: config.PUBLIC_BASE_URL, publicPrefixes: [`${app.prefix}/service/docs`] });
+  // The sales pages (src/ui): a session cookie for browsers, and the pages that negotiated API reads answer with.
+  await app.register(cookie);
+  const sessions = new PageSessions(db, app.prefix || '/', config.PUBLIC_BASE_URL?.startsWith('https:') ?? false);
+  const pages: PageTable = new Map();
+  await app.register(pageNegotiation, { pages });
+  await app.register(guardPlugin, {
+    auth: host.auth,
+    assertions,
+    cluster,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    publicPrefixes: [`${app.prefix}/service/docs`],
+    sessions: { store: sessions, loginPath: `${app.prefix}/service/login` },
+  });
   await app.register(swaggerUi, { routePrefix: '/service/docs' });
   await app.register(routes, { config, db, host, baseUrl, cluster });
+  await app.register(uiPages, { config, db, host, baseUrl, cluster, sessions, pages });
 };
 
 /* What a mounting host needs besides the plugin: a database, its migrations, and the delivery worker. */

@@ -186,6 +186,14 @@ export interface EventOutboxTable {
   created_at: Generated<Date>;
 }
 
+/** Browser sessions of the sales pages (src/http/session.ts). */
+export interface PageSessionsTable {
+  token_hash: string;
+  user_id: number;
+  created_at: Generated<Date>;
+  expires_at: Date;
+}
+
 export interface DB extends OutboundTables, InboundTables {
   roles: RolesTable;
   users: UsersTable;
@@ -204,4 +212,5 @@ export interface DB extends OutboundTables, InboundTables {
   deal_tasks: DealTasksTable;
   deal_stage_history: DealStageHistoryTable;
   event_outbox: EventOutboxTable;
+  page_sessions: PageSessionsTable;
 }

@@ -11,6 +11,13 @@ import {
   type FieldErrors,
 } from './errors.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set for browser page requests (src/ui): errors answer as HTML there instead of the JSON body. */
+    errorPage?: (reply: FastifyReply, error: AppError) => FastifyReply;
+  }
+}
+
 /** `/deal/title` → `deal[title]`, `/ids/3` → `ids[3]`: inputs named as the client sent them. */
 export function bracketName(instancePath: string, fallback: string): string {
   const [head, ...rest] = instancePath.split('/').filter(Boolean);
@@ -172,6 +179,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.error({ err: error }, 'unhandled error');
       mapped = new AppError(500, 'server_error', 'Something went wrong on our side', { requestId: request.id });
     }
+    // No WWW-Authenticate on pages: it would open the browser's own login dialog.
+    if (request.errorPage) return request.errorPage(reply, mapped);
     void reply.code(mapped.statusCode).headers(mapped.headers).send(errorBody(mapped));
   });
 

@@ -6,6 +6,7 @@ import { ASSERTION_HEADER, type AssertionVerifier } from '../host/assertion.js';
 import type { HostAuth } from '../host/port.js';
 import { canAny, type Actor, type PermissionRequirement } from '../host/permissions.js';
 import { ForbiddenError, RateLimitedError, UnauthorizedError } from './errors.js';
+import { hasValidCsrf, prefersHtml, type PageSessions } from './session.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -14,6 +15,8 @@ declare module 'fastify' {
     /** Only authentication, no particular permission (the caller's own data). */
     authenticated?: boolean;
     public?: boolean;
+    /** A sales page ('page'), or an API read that answers a page to browsers ('negotiated'): a session cookie may authenticate it. */
+    page?: 'page' | 'negotiated';
   }
   interface FastifyRequest {
     actor?: Actor;
@@ -32,6 +35,7 @@ export interface RouteEntry {
   permission?: PermissionRequirement;
   authenticated?: boolean;
   public?: boolean;
+  page?: 'page' | 'negotiated';
 }
 
 /** The authenticated caller; the guard guarantees it on every non-public route. */
@@ -158,6 +162,21 @@ export interface GuardOptions {
   publicBaseUrl?: string;
   /** Routes under these prefixes are public without declaring it (the API reference's assets). */
   publicPrefixes?: string[];
+  /** Browser sessions of the sales pages, and where a page request without one is sent. */
+  sessions?: { store: PageSessions; loginPath: string };
+}
+
+/** A page request the session cookie may authenticate: page routes, and negotiated reads that prefer HTML. */
+function isPageRequest(request: FastifyRequest): boolean {
+  const page = request.routeOptions.config.page;
+  return page === 'page' || (page === 'negotiated' && request.method === 'GET' && prefersHtml(request));
+}
+
+/** A page request without a session: browsers go to the login page and come back; htmx is told to go there. */
+function toLogin(request: FastifyRequest, reply: FastifyReply, loginPath: string): FastifyReply {
+  const back = request.method === 'GET' && !request.headers['hx-request'] ? `?next=${encodeURIComponent(request.url)}` : '';
+  if (request.headers['hx-request']) return reply.code(401).header('HX-Redirect', loginPath).send();
+  return reply.redirect(`${loginPath}${back}`, 303);
 }
 
 async function guard(app: FastifyInstance, options: GuardOptions): Promise<void> {
@@ -202,6 +221,7 @@ async function guard(app: FastifyInstance, options: GuardOptions): Promise<void>
         permission: config.permission as PermissionRequirement | undefined,
         authenticated: config.authenticated,
         public: config.public,
+        page: (config as { page?: RouteEntry['page'] }).page,
       });
     }
   });
@@ -219,6 +239,15 @@ async function guard(app: FastifyInstance, options: GuardOptions): Promise<void>
     }
 
     const header = request.headers.authorization ?? '';
+    if (options.sessions && !header && isPageRequest(request)) {
+      const session = await options.sessions.store.load(request);
+      if (!session) return toLogin(request, reply, options.sessions.loginPath);
+      request.actor = session.actor;
+      request.pageSession = session;
+      assertSameOrigin(request, publicOrigin);
+      if (config.permission && !canAny(request.actor, config.permission)) throw new ForbiddenError();
+      return;
+    }
     const attempt = attemptOf(header, request.ip);
     if (header) limiter.check(attempt);
     try {
@@ -241,6 +270,15 @@ async function guard(app: FastifyInstance, options: GuardOptions): Promise<void>
 
     assertSameOrigin(request, publicOrigin);
     if (config.permission && !canAny(request.actor!, config.permission)) throw new ForbiddenError();
+  });
+
+  // A session cookie rides along on any request the browser makes, so a state-changing page request must
+  // also prove it came from our page: the session's CSRF token (checked once the body is parsed).
+  app.addHook('preValidation', async (request) => {
+    const session = request.pageSession;
+    if (session && UNSAFE_METHODS.has(request.method) && !hasValidCsrf(request, session.csrf)) {
+      throw new ForbiddenError('Missing or invalid CSRF token: reload the page and try again');
+    }
   });
 }
 

@@ -29,7 +29,8 @@ export const dealRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =>
   app.get(
     '/service/deals',
     {
-      config: { permission: DEAL_PERMISSIONS.view },
+      // Browsers preferring HTML get the deals table page instead (src/ui).
+      config: { permission: DEAL_PERMISSIONS.view, page: 'negotiated' },
       schema: {
         tags,
         summary: 'List the deals visible to the caller',
@@ -64,7 +65,8 @@ export const dealRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =>
   app.get(
     '/service/:id/view',
     {
-      config: { permission: DEAL_PERMISSIONS.view },
+      // Browsers preferring HTML get the deal page instead (src/ui).
+      config: { permission: DEAL_PERMISSIONS.view, page: 'negotiated' },
       schema: { tags, summary: 'Get a deal with stage, pipeline, contacts, notes and tasks', params: idParams, response: { 200: dealResponse } },
     },
     async (request) => ({ deal: await getDeal(db, host, actorOf(request), request.params.id) }),

@@ -10,6 +10,8 @@ import {
 import { createPipeline, editPipeline, getPipeline, listPipelines, listStages, removePipeline } from '../domain/pipelines/pipelines.service.js';
 import { MAX_FORECAST_MONTHS, pipelineForecast } from '../domain/deals/forecast.service.js';
 import { forecastJson } from '../domain/deals/forecast.schemas.js';
+import { summaryJson, summaryQuery } from '../domain/deals/summary.schemas.js';
+import { pipelineSummary } from '../domain/deals/summary.service.js';
 import { actorOf } from '../http/guard.js';
 import { id, idParams, isoDate, successResponse } from '../http/schemas.js';
 import { stageRoutes } from './stages.routes.js';
@@ -49,6 +51,24 @@ export const pipelineRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps
     '/service/pipelines/:id',
     { config: view, schema: { tags, summary: 'Get a pipeline with its ordered stages', params: idParams, response: pipelineResponse } },
     async (request) => ({ pipeline: await getPipeline(db, actorOf(request), request.params.id) }),
+  );
+
+  app.get(
+    '/service/pipelines/:id/summary',
+    {
+      config: view,
+      schema: {
+        tags,
+        summary: 'Count, amount and probability-weighted amount per stage and for the pipeline',
+        description:
+          'Over the deals the caller may see (the deal list’s visibility rule), per currency. Open deals unless `status` says won, lost or all; ' +
+          '`owner` and `search` (title contains) narrow it like the list. The sales board’s column headers show these figures.',
+        params: idParams,
+        querystring: summaryQuery,
+        response: { 200: z.object({ summary: summaryJson }) },
+      },
+    },
+    async (request) => ({ summary: await pipelineSummary(db, actorOf(request), request.params.id, request.query) }),
   );
 
   app.get(

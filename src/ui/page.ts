@@ -1,0 +1,122 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { can, type Actor, type Permission } from '../host/permissions.js';
+import { CSRF_FIELD } from '../http/session.js';
+import { html, type Html, type Renderable } from './html.js';
+
+/**
+ * The page frame, the headers every page carries, and small formatters.
+ * All script is in served files and no markup needs inline style, so the
+ * Content-Security-Policy allows only our own origin for both.
+ */
+
+export const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "object-src 'none'",
+].join('; ');
+
+/** Who is looking, and where the service is mounted (every link carries the prefix). */
+export interface View {
+  base: string;
+  actor: Actor;
+  /** The session's CSRF token; empty for Basic-authenticated browsers (they are checked by origin instead). */
+  csrf: string;
+}
+
+export function viewOf(request: FastifyRequest, base: string): View {
+  return { base, actor: request.actor!, csrf: request.pageSession?.csrf ?? '' };
+}
+
+export const may = (view: View, permission: Permission) => can(view.actor, permission);
+
+export function sendHtml(reply: FastifyReply, body: Html, status = 200): FastifyReply {
+  return reply
+    .code(status)
+    .header('Content-Type', 'text/html; charset=utf-8')
+    .header('Content-Security-Policy', CSP)
+    .header('X-Content-Type-Options', 'nosniff')
+    .header('Referrer-Policy', 'same-origin')
+    .header('Cache-Control', 'no-store')
+    .header('Vary', 'Accept, Cookie')
+    .send(body.value);
+}
+
+export const csrfField = (view: { csrf: string }) => html`<input type="hidden" name="${CSRF_FIELD}" value="${view.csrf}">`;
+
+const HTMX_CONFIG = '{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"selfRequestsOnly":true}';
+
+export function layout(view: View | { base: string; csrf: string; actor?: undefined }, title: string, body: Renderable, current = ''): Html {
+  const { base } = view;
+  const nav = (path: string, label: string) =>
+    html`<a href="${base}${path}" class="${current === path ? 'active' : ''}">${label}</a>`;
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Deals</title>
+<meta name="csrf-token" content="${view.csrf}">
+<meta name="htmx-config" content="${HTMX_CONFIG}">
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${base}/service/assets/app.css">
+<script src="${base}/service/assets/htmx.min.js" defer></script>
+<script src="${base}/service/assets/sortable.min.js" defer></script>
+<script src="${base}/service/assets/app.js" defer></script>
+</head>
+<body>
+<header class="topbar">
+  <a class="brand" href="${base}/service/board">Deals</a>
+  ${view.actor
+    ? html`<nav>${nav('/service/board', 'Board')}${nav('/service/deals', 'All deals')}</nav>
+  <div class="who"><span>${view.actor.name}</span>
+    <form method="post" action="${base}/service/logout">${csrfField(view)}<button class="link">Log out</button></form></div>`
+    : ''}
+</header>
+<div id="toast" class="toast" role="status" aria-live="polite" hidden></div>
+<main>${body}</main>
+</body>
+</html>`;
+}
+
+export function errorPage(view: View | { base: string; csrf: string }, status: number, message: string): Html {
+  const title = status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status >= 500 ? 'Something went wrong' : 'Cannot do that';
+  return layout(view, title, html`<section class="panel narrow"><h1>${title}</h1><p>${message}</p>
+    <p><a href="${view.base}/service/board">Back to the board</a></p></section>`);
+}
+
+/* ---- formatting ---- */
+
+const moneyFormats = new Map<string, Intl.NumberFormat>();
+export function money(amount: number, currency: string): string {
+  let format = moneyFormats.get(currency);
+  if (!format) {
+    format = new Intl.NumberFormat('en-US', { style: 'currency', currency, maximumFractionDigits: 2 });
+    moneyFormats.set(currency, format);
+  }
+  return format.format(amount);
+}
+
+export const today = () => new Date().toISOString().slice(0, 10);
+
+export const daysSince = (timestamp: string) => Math.max(0, Math.floor((Date.now() - new Date(timestamp).getTime()) / 86_400_000));
+
+export function duration(seconds: number): string {
+  if (seconds < 3600) return `${Math.max(1, Math.round(seconds / 60))} min`;
+  if (seconds < 86_400) return `${Math.round(seconds / 3600)} h`;
+  const days = Math.round(seconds / 86_400);
+  return `${days} day${days === 1 ? '' : 's'}`;
+}
+
+export const dateTime = (iso: string) => iso.slice(0, 16).replace('T', ' ') + ' UTC';
+
+/** A toast message for htmx (HX-Trigger). Headers are ASCII only: anything else travels as JSON \u escapes. */
+export function toastHeader(reply: FastifyReply, message: string): void {
+  const json = JSON.stringify({ toast: message }).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  void reply.header('HX-Trigger', json);
+}

@@ -80,14 +80,10 @@ describe('board at scale', () => {
       );
     }
     const board = () => t.app.inject({ method: 'GET', url: `/service/board?pipeline=${big.id}`, headers: { cookie: session.cookie, accept: 'text/html' } });
-    await board(); // warm-up: the first call plans the statements
-    const started = performance.now();
+    // How fast is bench/board.ts's business (npm run bench:board); here: what a 10,000-deal board holds.
     const response = await board();
-    const elapsed = performance.now() - started;
-    console.info(`board of a 10,000-deal pipeline: ${elapsed.toFixed(0)} ms`);
     expect(response.statusCode).toBe(200);
     expect(response.body.match(/class="card[ "]/g)).toHaveLength(50 * open.length);
     expect(response.body).toContain('5000 deals');
-    expect(elapsed).toBeLessThan(2000); // 50 ms measured here; generous for a loaded CI box
   }, 120_000);
 });

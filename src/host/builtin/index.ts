@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
+import { eventDispatch } from '../dispatch.js';
 import type { HostPort } from '../port.js';
 import { createBuiltinAuth } from './auth.js';
 import { findOrCreateContactsByEmail, listContacts } from './contacts.repository.js';
@@ -8,13 +9,7 @@ import { oauthRoutes } from './routes/oauth.routes.js';
 import { listUsers } from './users.repository.js';
 
 export { bootstrap } from './bootstrap.js';
-
-/** Where events go, from WEBHOOK_MODE (any host can forward to its own dispatcher). */
-export function eventDispatch(config: Pick<Config, 'WEBHOOK_MODE' | 'HOST_WEBHOOK_URL' | 'HOST_WEBHOOK_SECRET'>): HostPort['dispatch'] {
-  return config.WEBHOOK_MODE === 'forward'
-    ? { mode: 'forward', url: config.HOST_WEBHOOK_URL!, secret: config.HOST_WEBHOOK_SECRET! }
-    : { mode: 'builtin' };
-}
+export { eventDispatch };
 
 /**
  * The standalone host on our own tables: users, roles, contacts and API

@@ -54,7 +54,7 @@ async function seedDeals(db: Db, owners: number[]): Promise<void> {
     // Multiplicative hashing of n gives well-spread, repeatable amounts, dates and owners.
     await sql`
       insert into deals (title, amount, currency, pipeline_id, stage_id, status, close_date, owner_id, created_by_id,
-                         stage_changed_at, created_at, updated_at)
+                         stage_changed_at, created_at, updated_at, won_at, lost_at)
       select 'Deal ' || n || ' ' || (array['Acme','Globex','Initech','Umbrella','Hooli','Stark','Wayne','Wonka'])[1 + (n * 7) % 8],
              ((n::bigint * 2654435761) % 10000000) / 100.0,
              'USD',
@@ -66,7 +66,10 @@ async function seedDeals(db: Db, owners: number[]): Promise<void> {
              (${owners}::int[])[1 + (n * 17) % ${owners.length}],
              timestamptz '2025-01-01' + n * interval '20 seconds',
              timestamptz '2025-01-01' + n * interval '20 seconds',
-             timestamptz '2025-01-01' + n * interval '20 seconds'
+             timestamptz '2025-01-01' + n * interval '20 seconds',
+             -- closed deals closed on their close date (the forecast's won and lost figures read these)
+             case when (${stageTypes}::text[])[1 + (n * 31) % ${stageIds.length}] = 'won' then (date '2026-01-01' + ((n * 37) % 730))::timestamptz end,
+             case when (${stageTypes}::text[])[1 + (n * 31) % ${stageIds.length}] = 'lost' then (date '2026-01-01' + ((n * 37) % 730))::timestamptz end
       from generate_series(${from}::int, ${to}::int) as n`.execute(db);
     progress('deals', to, SEED_DEALS);
   }

@@ -4,6 +4,10 @@ import * as inbound from './20261122_0900_inbound.js';
 import * as dealList from './20261122_1000_deal_list.js';
 import * as outbound from './20261122_1200_outbound.js';
 import * as hostCopy from './20261123_0800_host_copy.js';
+import * as hostAssertions from './20261123_0900_host_assertions.js';
+import * as workerHeartbeats from './20261123_1000_worker_heartbeats.js';
+import * as appKeyCheck from './20261123_1100_app_key_check.js';
+import * as forecastIndexes from './20261123_1200_forecast_indexes.js';
 
 /**
  * Every migration, by name in order of time. Listed statically so that the same
@@ -16,4 +20,8 @@ export const migrations: Record<string, Migration> = {
   '20261122_1000_deal_list': dealList,
   '20261122_1200_outbound': outbound,
   '20261123_0800_host_copy': hostCopy,
+  '20261123_0900_host_assertions': hostAssertions,
+  '20261123_1000_worker_heartbeats': workerHeartbeats,
+  '20261123_1100_app_key_check': appKeyCheck,
+  '20261123_1200_forecast_indexes': forecastIndexes,
 };

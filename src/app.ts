@@ -1,30 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import formbody from '@fastify/formbody';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import fp from 'fastify-plugin';
 import type { Logger } from 'pino';
-import qs from 'qs';
-import { publicBaseUrl, type Config } from './config.js';
+import type { Config } from './config.js';
+import type { Cluster } from './db/cluster.js';
 import type { Db } from './db/database.js';
 import type { HostPort } from './host/port.js';
-import { registerErrorHandling } from './http/error-handler.js';
-import { guardPlugin } from './http/guard.js';
-import { routes } from './routes/index.js';
+import { dealPipeline } from './plugin.js';
 
-/** What the app needs from the outside world; tests pass their own. */
+/** What the standalone app needs from the outside world; tests pass their own. */
 export interface AppDeps {
   config: Config;
   db: Db;
   logger: Logger;
   /** The host platform adapter, picked at start-up (src/server.ts). */
   host: HostPort;
+  /** The processes sharing the database; default: this one alone. */
+  cluster?: Cluster;
 }
 
 export const API_BODY_LIMIT = 1024 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The standalone server's Fastify instance: the service plugin at the root. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -38,47 +36,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { coerceTypes: false } },
   });
-
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
-  app.addHook('onRequest', async (request, reply) => {
-    void reply.header('X-Request-Id', request.id);
-  });
-  registerErrorHandling(app);
-  // The API speaks JSON and forms only; text/plain would otherwise be parsed as a string (415 instead).
-  app.removeContentTypeParser('text/plain');
-
-  // Bracket names (deal[title], ids[]) become nested objects, with limits.
-  await app.register(formbody, {
-    parser: (body) => qs.parse(body, { depth: 5, arrayLimit: 200, parameterLimit: 1000, allowPrototypes: false }),
-  });
-
-  const baseUrl = publicBaseUrl(deps.config);
-  await app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'Deal pipeline service',
-        version: '1.0.0',
-        description:
-          'Deals through the ordered stages of pipelines, buying committees, notes and tasks, signed inbound webhooks and outbound events. ' +
-          'Every write accepts application/x-www-form-urlencoded with bracket names (deal[title]=X) or JSON with the same nesting. ' +
-          'Errors use one body: {"errors":[{"code","message","details","type"}]}.',
-      },
-      servers: [{ url: baseUrl }],
-      components: {
-        securitySchemes: {
-          basic: { type: 'http', scheme: 'basic' },
-          bearer: { type: 'http', scheme: 'bearer', description: 'Token from POST /oauth/v2/token (client credentials)' },
-        },
-      },
-      security: [{ basic: [] }, { bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
-  });
-
-  await app.register(guardPlugin, { auth: deps.host.auth, publicBaseUrl: deps.config.PUBLIC_BASE_URL, publicPrefixes: ['/service/docs'] });
-  await app.register(swaggerUi, { routePrefix: '/service/docs' });
-
-  await app.register(routes, { config: deps.config, db: deps.db, host: deps.host, baseUrl });
+  // Not encapsulated: standalone, the service is the whole app, so its guard and error body cover every route.
+  await app.register(fp(dealPipeline), { db: deps.db, host: deps.host, config: deps.config, cluster: deps.cluster });
   return app;
 }

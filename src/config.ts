@@ -22,6 +22,14 @@ const schema = z.object({
       .regex(/^(base64:)?[A-Za-z0-9+/]{43}=$|^[0-9a-f]{64}$/, 'must be 32 bytes as 64 hex characters or base64')
       .optional(),
   ),
+  /** During a key rotation: the key the stored secrets were sealed with until `npm run rekey` re-seals them under APP_KEY. */
+  APP_KEY_PREVIOUS: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^(base64:)?[A-Za-z0-9+/]{43}=$|^[0-9a-f]{64}$/, 'must be 32 bytes as 64 hex characters or base64')
+      .optional(),
+  ),
   ADMIN_USERNAME: z.string().min(1).max(100).default('admin'),
   ADMIN_PASSWORD: z.preprocess(emptyAsUndefined, z.string().min(12, 'must be at least 12 characters').optional()),
   PUBLIC_BASE_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
@@ -67,9 +75,16 @@ const schema = z.object({
 
 export type Env = z.infer<typeof schema>;
 
-export interface Config extends Omit<Env, 'APP_KEY'> {
+export interface Config extends Omit<Env, 'APP_KEY' | 'APP_KEY_PREVIOUS'> {
   /** 32-byte key; resolved by the server (generated into DATA_DIR in embedded mode). */
   APP_KEY?: Buffer;
+  APP_KEY_PREVIOUS?: Buffer;
+}
+
+/** The keys that open stored secrets, newest first; new secrets are sealed with the first. */
+export function appKeys(config: Pick<Config, 'APP_KEY' | 'APP_KEY_PREVIOUS'>): Buffer[] {
+  if (!config.APP_KEY) throw new Error('APP_KEY is required to open stored secrets');
+  return config.APP_KEY_PREVIOUS ? [config.APP_KEY, config.APP_KEY_PREVIOUS] : [config.APP_KEY];
 }
 
 export class ConfigError extends Error {}
@@ -103,7 +118,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.DATABASE_URL && !parsed.APP_KEY) {
     throw new ConfigError('Invalid configuration: APP_KEY: required when DATABASE_URL is set (32 bytes, hex or base64)');
   }
-  return { ...parsed, APP_KEY: parsed.APP_KEY ? parseAppKey(parsed.APP_KEY) : undefined };
+  return {
+    ...parsed,
+    APP_KEY: parsed.APP_KEY ? parseAppKey(parsed.APP_KEY) : undefined,
+    APP_KEY_PREVIOUS: parsed.APP_KEY_PREVIOUS ? parseAppKey(parsed.APP_KEY_PREVIOUS) : undefined,
+  };
 }
 
 /** For the entry points: a bad environment ends the process with its one line on stderr. */

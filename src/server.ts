@@ -5,7 +5,9 @@ import { join, resolve } from 'node:path';
 import closeWithGrace from 'close-with-grace';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import { loadConfigOrExit, parseAppKey, publicBaseUrl, type Config } from './config.js';
+import { appKeys, loadConfigOrExit, parseAppKey, publicBaseUrl, type Config } from './config.js';
+import { AppKeyMismatchError, verifyAppKey } from './crypto/key-check.js';
+import { joinCluster } from './db/cluster.js';
 import { createDatabase } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -43,13 +45,23 @@ async function main(): Promise<void> {
   const server = await openDatabase(config, logger);
   const database = createDatabase(server.url);
   await migrateToLatest(database, logger);
+  try {
+    await verifyAppKey(database.db, appKeys(config));
+  } catch (error) {
+    if (!(error instanceof AppKeyMismatchError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    await database.destroy();
+    await server.embedded?.stop();
+    process.exit(1);
+  }
   const first = await bootstrap(database.db, { username: config.ADMIN_USERNAME, password: config.ADMIN_PASSWORD });
 
   const host = createBuiltinHost({ db: database.db, config });
-  const app = await buildApp({ config, db: database.db, logger, host });
+  const cluster = await joinCluster({ databaseUrl: server.url, db: database.db, logger });
+  const app = await buildApp({ config, db: database.db, logger, host, cluster });
   await app.listen({ port: config.PORT, host: config.HOST });
   // Deliveries run in this process unless WORKER=off (then `npm run worker` elsewhere).
-  const worker = config.WORKER === 'inline' ? await startWorker({ databaseUrl: server.url, config, logger }) : undefined;
+  const worker = config.WORKER === 'inline' ? await startWorker({ databaseUrl: server.url, config, logger, dispatch: host.dispatch }) : undefined;
   const url = publicBaseUrl({ ...config, PORT: (app.server.address() as { port: number }).port });
 
   // The banner goes to stdout, not to the log: it may carry the first-run password.
@@ -71,6 +83,7 @@ async function main(): Promise<void> {
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down');
     await app.close(); // stops accepting, lets in-flight requests finish
+    await cluster.close();
     await worker?.stop(); // finishes the deliveries in hand, hands back the rest
     await database.destroy();
     await server.embedded?.stop();

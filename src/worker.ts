@@ -1,5 +1,6 @@
 import closeWithGrace from 'close-with-grace';
-import { loadConfigOrExit } from './config.js';
+import { appKeys, loadConfigOrExit } from './config.js';
+import { AppKeyMismatchError, verifyAppKey } from './crypto/key-check.js';
 import { createDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startWorker } from './events/worker.js';
@@ -21,7 +22,15 @@ async function main(): Promise<void> {
   // Idempotent; lets a worker start first on a fresh database.
   const migrations = createDatabase(config.DATABASE_URL, { max: 2 });
   await migrateToLatest(migrations, logger);
-  await migrations.destroy();
+  try {
+    if (config.APP_KEY) await verifyAppKey(migrations.db, appKeys(config));
+  } catch (error) {
+    if (!(error instanceof AppKeyMismatchError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  } finally {
+    await migrations.destroy();
+  }
 
   const worker = await startWorker({ databaseUrl: config.DATABASE_URL, config, logger });
   worker.runner.promise.catch(() => {

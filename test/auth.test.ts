@@ -128,7 +128,7 @@ describe('Bearer tokens', () => {
 });
 
 describe('failed-login limiter', () => {
-  it('answers 429 with Retry-After after 10 failed logins from one address, even to right credentials', async () => {
+  it('answers 429 with Retry-After after 10 failed logins of one user from one address, even to right credentials', async () => {
     const from = address();
     for (let i = 0; i < 10; i += 1) {
       expect((await get({ authorization: basic({ ...ADMIN, password: `wrong-${i}` }) }, from)).statusCode).toBe(401);
@@ -137,30 +137,46 @@ describe('failed-login limiter', () => {
     expect(limited.statusCode).toBe(429);
     expect(limited.json().errors[0].type).toBe('rate_limited');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    // Another address is not affected.
+    // Another address is not affected, nor another user at the same address (an office behind one NAT).
     expect((await get({ authorization: basic(ADMIN) }, address())).statusCode).toBe(200);
+    expect((await get({ authorization: basic(viewer) }, from)).statusCode).toBe(200);
   });
 
-  it('counts bad Bearer tokens and failed client authentications at the token endpoint alike', async () => {
+  it('starts the count again after a success', async () => {
+    const user = await createUser(t.db, ['service:pipelines:view']);
     const from = address();
-    for (let i = 0; i < 5; i += 1) expect((await get({ authorization: `Bearer bogus-${i}` }, from)).statusCode).toBe(401);
-    for (let i = 0; i < 5; i += 1) {
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/oauth/v2/token',
-        remoteAddress: from,
-        payload: { grant_type: 'client_credentials', client_id: 'nope', client_secret: `guess-${i}` },
-      });
-      expect(res.statusCode).toBe(401);
+    for (let round = 0; round < 2; round += 1) {
+      for (let i = 0; i < 9; i += 1) expect((await get({ authorization: basic({ ...user, password: `wrong-${i}` }) }, from)).statusCode).toBe(401);
+      expect((await get({ authorization: basic(user) }, from)).statusCode).toBe(200);
     }
-    expect((await get({ authorization: basic(ADMIN) }, from)).statusCode).toBe(429);
-    const token = await t.app.inject({
-      method: 'POST',
-      url: '/oauth/v2/token',
-      remoteAddress: from,
-      payload: { grant_type: 'client_credentials', client_id: 'nope', client_secret: 'again' },
-    });
-    expect(token.statusCode).toBe(429);
+  });
+
+  it('answers ever more slowly to a user guessed at from many addresses', async () => {
+    const user = await createUser(t.db, ['service:pipelines:view']);
+    for (let i = 0; i < 10; i += 1) expect((await get({ authorization: basic({ ...user, password: `wrong-${i}` }) }, address())).statusCode).toBe(401);
+    const started = Date.now();
+    expect((await get({ authorization: basic({ ...user, password: 'wrong-11' }) }, address())).statusCode).toBe(401);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(240);
+    // The right password is not slowed down, and not locked out.
+    expect((await get({ authorization: basic(user) }, address())).statusCode).toBe(200);
+  });
+
+  it('locks an address that fails for many users, and counts bad tokens and client credentials per client', async () => {
+    const from = address();
+    for (let i = 0; i < 10; i += 1) expect((await get({ authorization: `Bearer bogus-${i}` }, from)).statusCode).toBe(401);
+    expect((await get({ authorization: 'Bearer bogus-again' }, from)).statusCode).toBe(429);
+    expect((await get({ authorization: basic(ADMIN) }, from)).statusCode).toBe(200); // Basic users at that address still get in
+
+    const token = (clientId: string, secret: string) =>
+      t.app.inject({ method: 'POST', url: '/oauth/v2/token', remoteAddress: from, payload: { grant_type: 'client_credentials', client_id: clientId, client_secret: secret } });
+    for (let i = 0; i < 10; i += 1) expect((await token('nope', `guess-${i}`)).statusCode).toBe(401);
+    expect((await token('nope', 'again')).statusCode).toBe(429);
+
+    const spray = address();
+    for (let i = 0; i < 50; i += 1) {
+      expect((await get({ authorization: basic({ username: `someone-${i}`, password: 'guess' }) }, spray)).statusCode).toBe(401);
+    }
+    expect((await get({ authorization: basic(ADMIN) }, spray)).statusCode).toBe(429);
   });
 
   it('does not count requests that carry no credentials', async () => {

@@ -13,6 +13,21 @@ async function subscribe(t: TestContext, url: string) {
 const queued = async (t: TestContext) =>
   (await sql<{ task_identifier: string; locked_at: Date | null }>`select task_identifier, locked_at from graphile_worker.jobs`.execute(t.db)).rows;
 
+/** The real `npm run worker` entry point, as a separate process we can SIGKILL. */
+function spawnWorker(t: TestContext) {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: t.url,
+      APP_KEY: t.config.APP_KEY!.toString('hex'),
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WORKER_CONCURRENCY: '2',
+      LOG_LEVEL: 'silent',
+    },
+    stdio: 'ignore',
+  });
+}
+
 describe('worker lifecycle', () => {
   it('a graceful stop finishes the delivery in hand and hands back the jobs not started', async () => {
     const t = await setupApp();
@@ -39,23 +54,43 @@ describe('worker lifecycle', () => {
     await until(() => rest.every((event) => receiver.received.some((r) => r.headers['webhook-id'] === event.id)), 'the rest after a restart');
   });
 
+  it('a worker process killed mid-delivery: a live worker unlocks its job within 30 s and it is delivered again, same event id', async () => {
+    const t = await setupApp();
+    const receiver = await startReceiver((_request, index) => (index === 0 ? { status: 200, delay: 'never' } : { status: 200 }));
+    await subscribe(t, receiver.url);
+    const child = spawnWorker(t);
+    const exited = new Promise((done) => child.once('exit', done));
+    try {
+      const event = await recordEvent(t.db, await insertDeal(t.db), 'service.deal.won');
+      await until(() => receiver.received.length === 1, 'the child to start delivering', 30_000);
+      const beats = await t.db.selectFrom('worker_heartbeats').select('worker_id').execute();
+      expect(beats.length).toBeGreaterThan(0); // the child beats under the ids it locks jobs with
+      child.kill('SIGKILL');
+      await exited;
+      const killedAt = Date.now();
+
+      // No clock tricks: the default heartbeat (5 s) and dead-after (20 s) of a live worker do it.
+      await startTestWorker(t);
+      const delivery = await until(async () => {
+        const row = await t.db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', event.id).executeTakeFirst();
+        return row?.status === 'succeeded' && row;
+      }, 'the dead worker job to run again', 40_000);
+      expect(Date.now() - killedAt).toBeLessThan(30_000);
+      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id]);
+      expect(delivery.attempt_count).toBe(1);
+      const left = await t.db.selectFrom('worker_heartbeats').select('worker_id').execute();
+      expect(left.map((row) => row.worker_id)).not.toEqual(expect.arrayContaining(beats.map((row) => row.worker_id)));
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  }, 60_000);
+
   it('a worker killed mid-delivery loses nothing: once its lock expires the job runs again', async () => {
     const t = await setupApp();
     const receiver = await startReceiver((_request, index) => (index === 0 ? { status: 200, delay: 'never' } : { status: 200 }));
     await subscribe(t, receiver.url);
 
-    // The real `npm run worker` entry point, as a separate process we can SIGKILL.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: t.url,
-        APP_KEY: t.config.APP_KEY!.toString('hex'),
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-        WORKER_CONCURRENCY: '2',
-        LOG_LEVEL: 'silent',
-      },
-      stdio: 'ignore',
-    });
+    const child = spawnWorker(t);
     const exited = new Promise((done) => child.once('exit', done));
     try {
       const event = await recordEvent(t.db, await insertDeal(t.db), 'service.deal.won');

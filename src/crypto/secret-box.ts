@@ -11,10 +11,28 @@ export function seal(key: Buffer, plaintext: string): string {
   return ['v1', iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
 }
 
-export function open(key: Buffer, sealed: string): string {
+/** Thrown when no key given can open a sealed secret: APP_KEY is not the key it was sealed with. */
+export class WrongKeyError extends Error {
+  constructor() {
+    super('the sealed secret does not open with APP_KEY (nor APP_KEY_PREVIOUS)');
+  }
+}
+
+/**
+ * Opens with the first key that fits: APP_KEY, then, during a rotation,
+ * APP_KEY_PREVIOUS (see `npm run rekey`).
+ */
+export function open(keys: Buffer | readonly Buffer[], sealed: string): string {
   const [version, iv, tag, ciphertext] = sealed.split('.');
   if (version !== 'v1' || !iv || !tag || ciphertext === undefined) throw new Error('unrecognised sealed secret');
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-  return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+  for (const key of [keys].flat()) {
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    try {
+      return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+    } catch {
+      // not this key
+    }
+  }
+  throw new WrongKeyError();
 }

@@ -72,6 +72,22 @@ export interface OauthTokensTable {
   created_at: Generated<Date>;
 }
 
+export interface HostAssertionJtisTable {
+  jti: string;
+  expires_at: Date;
+}
+
+export interface WorkerHeartbeatsTable {
+  worker_id: string;
+  beat_at: Timestamp;
+}
+
+export interface AppKeyCheckTable {
+  id: Generated<boolean>;
+  check_value: string;
+  updated_at: Generated<Date>;
+}
+
 export interface PipelinesTable {
   id: Generated<number>;
   name: string;
@@ -174,6 +190,9 @@ export interface DB extends OutboundTables, InboundTables {
   roles: RolesTable;
   users: UsersTable;
   contacts: ContactsTable;
+  host_assertion_jtis: HostAssertionJtisTable;
+  worker_heartbeats: WorkerHeartbeatsTable;
+  app_key_check: AppKeyCheckTable;
   api_credentials: ApiCredentialsTable;
   oauth_tokens: OauthTokensTable;
   pipelines: PipelinesTable;

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import { appKeys, type Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { open } from '../crypto/secret-box.js';
+import { dispatchFromConfig, type EventDispatch } from '../host/port.js';
 import {
   abandon,
   firstAttempts,
@@ -25,7 +26,7 @@ import { targetAgents, type TargetAgents } from './ssrf.js';
 
 export type DispatcherConfig = Pick<
   Config,
-  'WEBHOOK_MODE' | 'HOST_WEBHOOK_URL' | 'HOST_WEBHOOK_SECRET' | 'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'WORKER_CONCURRENCY' | 'APP_KEY'
+  'WEBHOOK_MODE' | 'HOST_WEBHOOK_URL' | 'HOST_WEBHOOK_SECRET' | 'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'WORKER_CONCURRENCY' | 'APP_KEY' | 'APP_KEY_PREVIOUS'
 >;
 
 export interface Dispatcher {
@@ -42,7 +43,14 @@ interface Target {
   unusable?: string;
 }
 
-export function createDispatcher(db: Db, config: DispatcherConfig, policy: RetryPolicy, logger: Logger): Dispatcher {
+/** `dispatch`: where events go, as the host port says (default: from WEBHOOK_MODE). */
+export function createDispatcher(
+  db: Db,
+  config: DispatcherConfig,
+  policy: RetryPolicy,
+  logger: Logger,
+  dispatch: EventDispatch = dispatchFromConfig(config),
+): Dispatcher {
   const sockets = Math.max(config.WORKER_CONCURRENCY, 8);
   // Subscriber URLs go through the SSRF filter; the host's own dispatcher is operator configuration.
   const subscriberAgents = targetAgents(config.WEBHOOK_ALLOW_PRIVATE_TARGETS, sockets);
@@ -50,14 +58,14 @@ export function createDispatcher(db: Db, config: DispatcherConfig, policy: Retry
 
   function targetOf(delivery: DeliveryToAttempt): Target | string {
     if (delivery.subscription_id === null) {
-      if (!config.HOST_WEBHOOK_URL || !config.HOST_WEBHOOK_SECRET) return 'Forward mode is not configured (HOST_WEBHOOK_URL)';
-      return { url: config.HOST_WEBHOOK_URL, secrets: [config.HOST_WEBHOOK_SECRET], agents: hostAgents };
+      if (dispatch.mode !== 'forward') return 'Forward mode is not configured (HOST_WEBHOOK_URL)';
+      return { url: dispatch.url, secrets: [dispatch.secret], agents: hostAgents };
     }
     if (!delivery.enabled || !delivery.url || !delivery.secret_encrypted) return 'Subscription disabled';
     if (!config.APP_KEY) throw new Error('APP_KEY is required to open subscription secrets');
     try {
-      const secrets = [open(config.APP_KEY, delivery.secret_encrypted)];
-      if (delivery.previous_secret_encrypted) secrets.push(open(config.APP_KEY, delivery.previous_secret_encrypted));
+      const secrets = [open(appKeys(config), delivery.secret_encrypted)];
+      if (delivery.previous_secret_encrypted) secrets.push(open(appKeys(config), delivery.previous_secret_encrypted));
       return { url: delivery.url, secrets, agents: subscriberAgents };
     } catch {
       // Not a reason to stop the other targets: this one's attempts fail, visibly, until the key is right.
@@ -107,7 +115,7 @@ export function createDispatcher(db: Db, config: DispatcherConfig, policy: Retry
 
   return {
     async deliverEvents(eventIds) {
-      const deliveries = await firstAttempts(db, eventIds, config.WEBHOOK_MODE);
+      const deliveries = await firstAttempts(db, eventIds, dispatch.mode);
       // Every attempt finishes (and is recorded) before a database error fails the job.
       const results = await Promise.allSettled(deliveries.map(attemptDelivery));
       const failure = results.find((result) => result.status === 'rejected');

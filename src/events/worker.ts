@@ -1,9 +1,11 @@
 import { run, type Runner } from 'graphile-worker';
 import type { Logger } from 'pino';
 import { createDatabase } from '../db/database.js';
+import { dispatchFromConfig, type EventDispatch } from '../host/port.js';
 import { DELIVER_ATTEMPT_TASK } from './delivery.repository.js';
 import { createDispatcher, type DispatcherConfig } from './dispatcher.js';
 import { DELIVER_EVENT_TASK } from './events.js';
+import { createHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { DEFAULT_RETENTION_MS, PRUNE_CRONTAB, PRUNE_TASK, pruneDeliveryLog } from './prune.js';
 import { queueLogger } from './queue-logger.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
@@ -29,6 +31,10 @@ export interface WorkerOptions {
    * are released; graphile-worker's default is every 8 to 10 minutes.
    */
   resetLockedIntervalMs?: number;
+  /** Where events go (the host port's dispatch); default: from WEBHOOK_MODE. */
+  dispatch?: EventDispatch;
+  /** Heartbeat and dead-worker detection (see heartbeat.ts). */
+  heartbeat?: HeartbeatOptions;
 }
 
 export interface DeliveryWorker {
@@ -59,9 +65,12 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
   const policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
   const concurrency = config.WORKER_CONCURRENCY;
   const database = createDatabase(withAsyncCommit(options.databaseUrl), { max: concurrency + 4 });
-  const dispatcher = createDispatcher(database.db, config, policy, logger);
+  const dispatch = options.dispatch ?? dispatchFromConfig(config);
+  const dispatcher = createDispatcher(database.db, config, policy, logger, dispatch);
+  const heartbeat = createHeartbeat(database.db, logger, options.heartbeat);
 
   const runner = await run({
+    events: heartbeat.events,
     pgPool: database.pool,
     concurrency,
     noHandleSignals: true,
@@ -94,8 +103,9 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
       },
     },
   });
+  heartbeat.start();
   runner.promise.catch((err: unknown) => logger.error({ err }, 'delivery worker stopped with an error'));
-  logger.info({ concurrency, mode: config.WEBHOOK_MODE }, 'delivery worker started');
+  logger.info({ concurrency, mode: dispatch.mode }, 'delivery worker started');
 
   let stopping: Promise<void> | undefined;
   return {
@@ -103,6 +113,7 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
     stop() {
       stopping ??= (async () => {
         await runner.stop();
+        await heartbeat.stop();
         dispatcher.close();
         await database.destroy();
         logger.info('delivery worker stopped');

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
+import type { Config } from '../config.js';
 import type { Actor } from './permissions.js';
 
 /**
@@ -74,6 +75,13 @@ export interface HostContacts {
 /** Where outbound events go: this service's own subscriptions, or all of them forwarded to the host's dispatcher. */
 export type EventDispatch = { mode: 'builtin' } | { mode: 'forward'; url: string; secret: string };
 
+/** The dispatch WEBHOOK_MODE asks for; any adapter may use it (config.ts guarantees forward mode has its URL and secret). */
+export function dispatchFromConfig(config: Pick<Config, 'WEBHOOK_MODE' | 'HOST_WEBHOOK_URL' | 'HOST_WEBHOOK_SECRET'>): EventDispatch {
+  return config.WEBHOOK_MODE === 'forward' && config.HOST_WEBHOOK_URL && config.HOST_WEBHOOK_SECRET
+    ? { mode: 'forward', url: config.HOST_WEBHOOK_URL, secret: config.HOST_WEBHOOK_SECRET }
+    : { mode: 'builtin' };
+}
+
 export interface HostPort {
   readonly name: string;
   readonly auth: HostAuth;
@@ -94,4 +102,6 @@ export type People = Pick<HostPort, 'users' | 'contacts' | 'refresh'>;
 
 export interface HostRouteOptions {
   baseUrl: string;
+  /** Tells every service process sharing the database to drop its cached logins. */
+  forgetLogins(): void;
 }

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errorCodes, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import {
   AppError,
@@ -24,13 +24,26 @@ interface ValidationIssue {
   params?: { keys?: string[] };
 }
 
+const TYPE_WORDS: Record<string, string> = { array: 'a list', object: 'an object', string: 'text', number: 'a number', boolean: 'true or false' };
+
+/** zod's default wording ("Invalid input: expected array, received undefined") in the words our own messages use. */
+function humanMessage(message: string | undefined): string {
+  if (!message) return 'Invalid value';
+  const typed = /^Invalid input: expected (\w+), received (\w+)$/.exec(message);
+  if (typed) return typed[2] === 'undefined' ? 'Required' : `Must be ${TYPE_WORDS[typed[1]!] ?? typed[1]}`;
+  if (message === 'Invalid input') return 'Invalid value';
+  const option = /^Invalid option: expected one of (.+)$/.exec(message);
+  if (option) return `Must be one of ${option[1]!.replace(/\|/g, ', ')}`;
+  return message;
+}
+
 function validationDetails(issues: ValidationIssue[], context: string | undefined): FieldErrors {
   const details: FieldErrors = {};
   for (const issue of issues) {
     const names = issue.params?.keys?.length
       ? issue.params.keys.map((key) => bracketName(`${issue.instancePath}/${key}`, key))
       : [bracketName(issue.instancePath, context ?? 'body')];
-    for (const name of names) (details[name] ??= []).push(issue.message ?? 'Invalid value');
+    for (const name of names) (details[name] ??= []).push(humanMessage(issue.message));
   }
   return details;
 }
@@ -99,7 +112,9 @@ const MAX_INPUT_DEPTH = 32;
 /**
  * What is wrong with a parsed body or query before validation, named as sent
  * (`deal[title]`): a string holding a NUL character (PostgreSQL cannot store
- * one in text or JSON), or nesting beyond MAX_INPUT_DEPTH (JSON.parse accepts
+ * one in text or JSON), a `__proto__` or `constructor` key (prototype
+ * pollution in whatever merges the object later; a `constructor` only with a
+ * `prototype` inside, as secure-json-parse does), or nesting beyond MAX_INPUT_DEPTH (JSON.parse accepts
  * any depth; a recursive walk of it would overflow the stack). Walks with an
  * explicit stack, in document order.
  */
@@ -112,6 +127,13 @@ function inputProblem(input: unknown): ValidationError | undefined {
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
+    const ctor = (value as { constructor?: unknown }).constructor;
+    const poisoned = Object.hasOwn(value, '__proto__')
+      ? '__proto__'
+      : Object.hasOwn(value, 'constructor') && typeof ctor === 'object' && ctor !== null && Object.hasOwn(ctor, 'prototype')
+        ? 'constructor'
+        : undefined;
+    if (poisoned) return ValidationError.field(name ? `${name}[${poisoned}]` : poisoned, `A key named ${poisoned} is not accepted`);
     if (depth >= MAX_INPUT_DEPTH) return ValidationError.field(name || 'body', `Must nest at most ${MAX_INPUT_DEPTH} levels`);
     const entries = Object.entries(value);
     for (let i = entries.length - 1; i >= 0; i--) {
@@ -123,6 +145,18 @@ function inputProblem(input: unknown): ValidationError | undefined {
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
+  // JSON.parse keeps __proto__ as a plain own key (no pollution); inputProblem then refuses it by name.
+  // Fastify's own parser would refuse it too, but as "not valid JSON", which it is.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(new errorCodes.FST_ERR_CTP_EMPTY_JSON_BODY(), undefined);
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(new errorCodes.FST_ERR_CTP_INVALID_JSON_BODY(), undefined);
+    }
+  });
+
   // Refused up front, naming the input, instead of failing at the insert or overflowing a recursive walk.
   app.addHook('preValidation', async (request) => {
     const problem = inputProblem(request.query) ?? (Buffer.isBuffer(request.body) ? undefined : inputProblem(request.body));
@@ -141,7 +175,24 @@ export function registerErrorHandling(app: FastifyInstance): void {
     void reply.code(mapped.statusCode).headers(mapped.headers).send(errorBody(mapped));
   });
 
+  // A path that exists under other methods is a 405 with Allow, not a 404.
+  const routes: { method: string; pattern: RegExp; static: boolean }[] = [];
+  app.addHook('onRoute', (route) => {
+    const pattern = new RegExp(`^${route.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*')}$`);
+    for (const method of [route.method].flat()) routes.push({ method, pattern, static: !/[:*]/.test(route.url) });
+  });
+
   app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send(errorBody(new AppError(404, 'not_found', `Route ${request.method} ${request.url.split('?')[0]} not found`)));
+    const path = request.url.split('?')[0]!;
+    // As the router does: a static path wins over a parametric one that also matches it.
+    const matching = routes.filter((route) => route.pattern.test(path));
+    const staticOnes = matching.filter((route) => route.static);
+    const allowed = [...new Set((staticOnes.length ? staticOnes : matching).map((route) => route.method))].sort();
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
+      const error = new AppError(405, 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`, { allow: allowed });
+      void reply.code(405).header('Allow', allowed.join(', ')).send(errorBody(error));
+      return;
+    }
+    void reply.code(404).send(errorBody(new AppError(404, 'not_found', `Route ${request.method} ${path} not found`)));
   });
 }

@@ -1,6 +1,8 @@
 import basicAuth from '@fastify/basic-auth';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { localCluster, type Cluster } from '../db/cluster.js';
+import { ASSERTION_HEADER, type AssertionVerifier } from '../host/assertion.js';
 import type { HostAuth } from '../host/port.js';
 import { canAny, type Actor, type PermissionRequirement } from '../host/permissions.js';
 import { ForbiddenError, RateLimitedError, UnauthorizedError } from './errors.js';
@@ -39,27 +41,93 @@ export function actorOf(request: FastifyRequest): Actor {
 }
 
 const FAILURE_WINDOW_MS = 60_000;
-const MAX_FAILURES = 10;
+const LOGIN_FAILURE = 'login-failure';
+const LOGIN_SUCCESS = 'login-success';
+/** Failed attempts of one identity from one address before that pair waits out the window. */
+const MAX_PAIR_FAILURES = 10;
+/** Failed attempts from one address, whoever they named, before the address waits (one client spraying usernames). */
+const MAX_ADDRESS_FAILURES = 50;
+/** Failures of one identity from anywhere after which each further failure answers slowly (guessing spread over addresses). */
+const SLOW_AFTER_FAILURES = 10;
+const MAX_SLOW_DOWN_MS = 4_000;
 
-/** Failed logins per client address; past the limit the address waits out the window. */
+/** Who a login attempt names (`user:<name>`, `client:<id>`, `bearer`) and where it comes from. */
+export interface LoginAttempt {
+  who: string;
+  address: string;
+}
+
+/**
+ * Failed logins, counted per identity and address together: ten failures of
+ * one user from one address lock that pair for the window, so neither another
+ * user behind the same office NAT nor the same user elsewhere is locked out,
+ * and a success clears the pair. An address failing for many identities waits
+ * too, and an identity failing from many addresses gets ever slower answers.
+ * Shared by the processes on one database: each failure and success is told to
+ * the others (the cluster bus).
+ */
 export class LoginLimiter {
   private failures = new Map<string, { count: number; resetAt: number }>();
 
-  check(address: string): void {
-    const entry = this.failures.get(address);
-    if (!entry) return;
-    const now = Date.now();
-    if (entry.resetAt <= now) this.failures.delete(address);
-    else if (entry.count >= MAX_FAILURES) throw new RateLimitedError(Math.ceil((entry.resetAt - now) / 1000));
+  constructor(private readonly cluster: Cluster = localCluster()) {
+    cluster.on(LOGIN_FAILURE, (attempt, fromSelf) => fromSelf || this.record(attempt as LoginAttempt));
+    cluster.on(LOGIN_SUCCESS, (attempt, fromSelf) => fromSelf || this.clear(attempt as LoginAttempt));
   }
 
-  fail(address: string): void {
-    const now = Date.now();
-    const entry = this.failures.get(address);
-    if (!entry || entry.resetAt <= now) this.failures.set(address, { count: 1, resetAt: now + FAILURE_WINDOW_MS });
-    else entry.count += 1;
-    if (this.failures.size > 50_000) this.failures.delete(this.failures.keys().next().value!);
+  check(attempt: LoginAttempt): void {
+    this.assertUnder(`${attempt.who}@${attempt.address}`, MAX_PAIR_FAILURES);
+    this.assertUnder(`@${attempt.address}`, MAX_ADDRESS_FAILURES);
   }
+
+  /** Records a failure; resolves after the identity's slow-down, if it is being guessed at from many places. */
+  async fail(attempt: LoginAttempt): Promise<void> {
+    this.record(attempt);
+    this.cluster.publish(LOGIN_FAILURE, attempt);
+    const over = this.count(attempt.who) - SLOW_AFTER_FAILURES;
+    if (over > 0) await new Promise((done) => setTimeout(done, Math.min(250 * 2 ** (over - 1), MAX_SLOW_DOWN_MS)));
+  }
+
+  succeed(attempt: LoginAttempt): void {
+    if (!this.failures.has(`${attempt.who}@${attempt.address}`)) return;
+    this.clear(attempt);
+    this.cluster.publish(LOGIN_SUCCESS, attempt);
+  }
+
+  private count(key: string): number {
+    const entry = this.failures.get(key);
+    return entry && entry.resetAt > Date.now() ? entry.count : 0;
+  }
+
+  private assertUnder(key: string, max: number): void {
+    const entry = this.failures.get(key);
+    if (!entry) return;
+    const now = Date.now();
+    if (entry.resetAt <= now) this.failures.delete(key);
+    else if (entry.count >= max) throw new RateLimitedError(Math.ceil((entry.resetAt - now) / 1000));
+  }
+
+  private record(attempt: LoginAttempt): void {
+    if (typeof attempt?.who !== 'string' || typeof attempt.address !== 'string') return;
+    const now = Date.now();
+    for (const key of [`${attempt.who}@${attempt.address}`, `@${attempt.address}`, attempt.who]) {
+      const entry = this.failures.get(key);
+      if (!entry || entry.resetAt <= now) this.failures.set(key, { count: 1, resetAt: now + FAILURE_WINDOW_MS });
+      else entry.count += 1;
+    }
+    while (this.failures.size > 50_000) this.failures.delete(this.failures.keys().next().value!);
+  }
+
+  private clear(attempt: LoginAttempt): void {
+    if (typeof attempt?.who === 'string') this.failures.delete(`${attempt.who}@${attempt.address}`);
+  }
+}
+
+/** The identity an Authorization header names, for the limiter (never the secret). */
+function attemptOf(header: string, address: string): LoginAttempt {
+  if (/^bearer /i.test(header)) return { who: 'bearer', address };
+  const decoded = Buffer.from(header.replace(/^basic /i, ''), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return { who: colon > 0 ? `user:${decoded.slice(0, colon).toLowerCase()}` : 'basic', address };
 }
 
 const UNSAFE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -80,13 +148,17 @@ function assertSameOrigin(request: FastifyRequest, publicOrigin: string | undefi
 
 export interface GuardOptions {
   auth: HostAuth;
+  /** Host-routed requests (X-Host-Assertion); absent when HOST_ASSERTION_KEY is unset, and then the header is ignored. */
+  assertions?: AssertionVerifier;
+  /** The processes sharing the database: failed logins count across them. */
+  cluster?: Cluster;
   publicBaseUrl?: string;
   /** Routes under these prefixes are public without declaring it (the API reference's assets). */
   publicPrefixes?: string[];
 }
 
 async function guard(app: FastifyInstance, options: GuardOptions): Promise<void> {
-  const limiter = new LoginLimiter();
+  const limiter = new LoginLimiter(options.cluster);
   const routeTable: RouteEntry[] = [];
   app.decorate('loginLimiter', limiter);
   app.decorate('routeTable', routeTable);
@@ -135,9 +207,17 @@ async function guard(app: FastifyInstance, options: GuardOptions): Promise<void>
     const config = request.routeOptions.config;
     if (!request.routeOptions.url || config.public) return; // unknown routes fall through to the 404 handler
 
-    const address = request.ip;
-    limiter.check(address);
+    const assertion = request.headers[ASSERTION_HEADER];
+    if (options.assertions && typeof assertion === 'string') {
+      // The host authenticated its user; the assertion's signature, age and single use stand for the credentials.
+      request.actor = await options.assertions.verify(assertion);
+      if (config.permission && !canAny(request.actor, config.permission)) throw new ForbiddenError();
+      return;
+    }
+
     const header = request.headers.authorization ?? '';
+    const attempt = attemptOf(header, request.ip);
+    if (header) limiter.check(attempt);
     try {
       if (/^bearer /i.test(header)) {
         const actor = await options.auth.authenticateBearer(header.slice(7).trim());
@@ -151,9 +231,10 @@ async function guard(app: FastifyInstance, options: GuardOptions): Promise<void>
     } catch (error) {
       const rejected = error instanceof UnauthorizedError || (error as { statusCode?: number }).statusCode === 401;
       if (!rejected) throw error; // a fault (database down), not a failed login
-      if (header) limiter.fail(address);
+      if (header) await limiter.fail(attempt);
       throw error instanceof UnauthorizedError ? error : new UnauthorizedError('Invalid credentials');
     }
+    limiter.succeed(attempt);
 
     assertSameOrigin(request, publicOrigin);
     if (config.permission && !canAny(request.actor!, config.permission)) throw new ForbiddenError();

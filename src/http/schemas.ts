@@ -7,7 +7,8 @@ import { z } from 'zod';
 
 /** A positive integer id, from `7` or `"7"`. */
 export const id = z
-  .union([z.number(), z.string().regex(/^\d+$/, 'Must be a positive integer')])
+  // The branches carry the bounds too, so the published schema says what is accepted (minimum 1, digits only).
+  .union([z.number().int().min(1).max(2_147_483_647), z.string().regex(/^[1-9]\d{0,9}$/)], { error: 'Must be a positive integer' })
   .transform(Number)
   .pipe(z.number().int('Must be a positive integer').min(1, 'Must be a positive integer').max(2_147_483_647, 'Too large'));
 
@@ -52,7 +53,8 @@ export const text = (min: number, max: number) =>
 
 /** For optional fields an empty form value means "clear it": '' and null become null. */
 export const nullable = <T extends z.ZodType>(schema: T) =>
-  z.union([z.literal('').transform(() => null), z.null(), schema]);
+  // A clone: zod's OpenAPI 3.0 output drops a schema reused elsewhere in the same body from a nullable union.
+  z.union([z.literal('').transform(() => null), z.null(), schema.clone()]);
 
 /** An array from `ids[]=1&ids[]=2`, `{"ids":[1,2]}` or a single `ids=1`. */
 export const list = <T extends z.ZodType>(item: T) =>

@@ -1,4 +1,5 @@
 import type { Config } from '../config.js';
+import type { Cluster } from '../db/cluster.js';
 import type { Db } from '../db/database.js';
 import type { HostPort } from '../host/port.js';
 
@@ -8,4 +9,6 @@ export interface RouteDeps {
   db: Db;
   host: HostPort;
   baseUrl: string;
+  /** The service processes sharing the database (cache invalidation, shared limits). */
+  cluster: Cluster;
 }

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyRequest } from 'fastify';
+import { appKeys } from '../config.js';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteDeps } from './deps.js';
@@ -126,11 +127,27 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
   );
 };
 
+const SOURCE_CHANGED = 'inbound-source-changed';
+
 /** Inbound webhook sources and their signed receive endpoint. */
-export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { config, db, host, baseUrl }) => {
+export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { config, db, host, baseUrl, cluster }) => {
   if (!config.APP_KEY) throw new Error('APP_KEY is required: inbound source secrets are encrypted with it');
   const deps: InboundDeps = { db, appKey: config.APP_KEY, baseUrl };
-  const receiver = createReceiver({ db, appKey: config.APP_KEY, ratePerSecond: config.INBOUND_RATE_LIMIT, currency: config.DEFAULT_CURRENCY, logger: app.log, contacts: host.contacts });
+  const receiver = createReceiver({
+    db,
+    appKey: appKeys(config),
+    ratePerSecond: config.INBOUND_RATE_LIMIT,
+    share: () => cluster.size(),
+    currency: config.DEFAULT_CURRENCY,
+    logger: app.log,
+    contacts: host.contacts,
+  });
+  // A source changed here is read again by every process at once, not after its cache's second.
+  const sourceChanged = (sourceId: string) => {
+    receiver.forget(sourceId);
+    cluster.publish(SOURCE_CHANGED, sourceId);
+  };
+  cluster.on(SOURCE_CHANGED, (sourceId, fromSelf) => fromSelf || receiver.forget(String(sourceId)));
 
   app.get(
     BASE,
@@ -176,14 +193,14 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
     },
     async (request) => {
       const source = await editSource(deps, actorOf(request), request.params.sourceId, request.body.source);
-      receiver.forget(request.params.sourceId);
+      sourceChanged(request.params.sourceId);
       return { source };
     },
   );
 
   const remove = async (request: FastifyRequest<{ Params: { sourceId: string } }>) => {
     await deleteSource(deps, request.params.sourceId);
-    receiver.forget(request.params.sourceId);
+    sourceChanged(request.params.sourceId);
     return { success: true as const };
   };
   const removeSchema = { tags, summary: 'Delete an inbound source (its deals stay)', params: sourceParams, response: { 200: successResponse } };
@@ -203,7 +220,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
     },
     async (request) => {
       const source = await rotateSecret(deps, request.params.sourceId);
-      receiver.forget(request.params.sourceId);
+      sourceChanged(request.params.sourceId);
       return { source };
     },
   );

@@ -6,11 +6,18 @@ import { metaRoutes } from './meta.routes.js';
 import { pipelineRoutes } from './pipelines.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
 
+const FORGET_LOGINS = 'forget-logins';
+
 /** Every route plugin, in one list. */
 export async function routes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   await app.register(metaRoutes, deps);
   // The host's own routes (the built-in host's token endpoint and /host/* management).
-  if (deps.host.routes) await app.register(deps.host.routes, { baseUrl: deps.baseUrl });
+  const forgetLogins = () => {
+    deps.host.auth.forget();
+    deps.cluster.publish(FORGET_LOGINS);
+  };
+  deps.cluster.on(FORGET_LOGINS, (_data, fromSelf) => fromSelf || deps.host.auth.forget());
+  if (deps.host.routes) await app.register(deps.host.routes, { baseUrl: deps.baseUrl, forgetLogins });
   await app.register(pipelineRoutes, deps);
   await app.register(dealRoutes, deps);
   await app.register(inboundRoutes, deps);

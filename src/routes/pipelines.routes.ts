@@ -8,8 +8,10 @@ import {
   stageWithPipelineJson,
 } from '../domain/pipelines/pipelines.schemas.js';
 import { createPipeline, editPipeline, getPipeline, listPipelines, listStages, removePipeline } from '../domain/pipelines/pipelines.service.js';
+import { MAX_FORECAST_MONTHS, pipelineForecast } from '../domain/deals/forecast.service.js';
+import { forecastJson } from '../domain/deals/forecast.schemas.js';
 import { actorOf } from '../http/guard.js';
-import { id, idParams, successResponse } from '../http/schemas.js';
+import { id, idParams, isoDate, successResponse } from '../http/schemas.js';
 import { stageRoutes } from './stages.routes.js';
 
 const view = { permission: 'service:pipelines:view' } as const;
@@ -47,6 +49,25 @@ export const pipelineRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps
     '/service/pipelines/:id',
     { config: view, schema: { tags, summary: 'Get a pipeline with its ordered stages', params: idParams, response: pipelineResponse } },
     async (request) => ({ pipeline: await getPipeline(db, actorOf(request), request.params.id) }),
+  );
+
+  app.get(
+    '/service/pipelines/:id/forecast',
+    {
+      config: { permission: ['service:deals:viewown', 'service:deals:viewother'] },
+      schema: {
+        tags,
+        summary: 'The forecast of a pipeline for a period',
+        description:
+          'From the deals the caller may see: open deals by expected close month (count, amount, amount weighted by stage probability), ' +
+          'won deals by the month they were won (count, amount), the win rate (won / (won + lost) of the deals closed in the period) and the ' +
+          `average days from creation to won; in total and by owner, per currency. Months are UTC calendar months; \`from\` and \`to\` default to the current quarter and may span at most ${MAX_FORECAST_MONTHS} months.`,
+        params: idParams,
+        querystring: z.object({ from: isoDate.optional(), to: isoDate.optional() }),
+        response: { 200: z.object({ forecast: forecastJson }) },
+      },
+    },
+    async (request) => ({ forecast: await pipelineForecast(db, actorOf(request), request.params.id, request.query) }),
   );
 
   app.post(

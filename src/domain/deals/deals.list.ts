@@ -84,7 +84,7 @@ function decodeCursor(text: string, query: DealListQuery): Cursor {
 
 type Condition = RawBuilder<SqlBool>;
 
-const all = (conditions: Condition[]): Condition =>
+export const all = (conditions: Condition[]): Condition =>
   conditions.length ? sql<SqlBool>`(${sql.join(conditions, sql` and `)})` : sql<SqlBool>`true`;
 
 /** Rows after the cursor in (column, id) order; NULL close dates sort last ascending, first descending. */
@@ -100,16 +100,27 @@ function afterCursor(query: DealListQuery, cursor: Cursor): Condition {
 }
 
 /**
- * Visibility and the filters deal_counters can answer; `table` is 'deals.' for
- * the deal rows and '' for the counter rows (same column names, 0 = no owner).
+ * The deals an actor may see: in pipelines open to their role, and their own
+ * (owned or created) unless they may view others'. Every read of many deals
+ * (list, summaries, forecast) scopes with this.
  */
-function keyedFilters(query: DealListQuery, actor: Actor, visible: number[] | 'all', table: 'deals.' | ''): Condition[] {
+export function visibilityFilters(actor: Actor, visible: number[] | 'all', table: 'deals.' | '' = 'deals.'): Condition[] {
   const c = (name: string) => sql.ref(`${table}${name}`);
   const where: Condition[] = [];
   if (visible !== 'all') where.push(sql<SqlBool>`${c('pipeline_id')} = any(${visible})`);
   if (!can(actor, 'service:deals:viewother')) {
     where.push(sql<SqlBool>`(${c('owner_id')} = ${actor.id} or ${c('created_by_id')} = ${actor.id})`);
   }
+  return where;
+}
+
+/**
+ * Visibility and the filters deal_counters can answer; `table` is 'deals.' for
+ * the deal rows and '' for the counter rows (same column names, 0 = no owner).
+ */
+function keyedFilters(query: DealListQuery, actor: Actor, visible: number[] | 'all', table: 'deals.' | ''): Condition[] {
+  const c = (name: string) => sql.ref(`${table}${name}`);
+  const where = visibilityFilters(actor, visible, table);
   if (query.pipeline !== undefined) where.push(sql<SqlBool>`${c('pipeline_id')} = ${query.pipeline}`);
   if (query.stage !== undefined) where.push(sql<SqlBool>`${c('stage_id')} = ${query.stage}`);
   if (query.status !== undefined) where.push(sql<SqlBool>`${c('status')} = ${query.status}`);

@@ -1,7 +1,10 @@
 /**
  * Per-source rate limit: a token bucket in process memory. A source may send
- * INBOUND_RATE_LIMIT requests per second sustained and bursts of twice that;
- * each service process keeps its own buckets.
+ * INBOUND_RATE_LIMIT requests per second sustained and bursts of twice that,
+ * to the whole service: with several processes on one database each takes an
+ * equal share (`share()`, the number of live processes), so behind a
+ * load balancer that spreads requests the pair admits what the limit says and
+ * never more.
  */
 
 interface Bucket {
@@ -15,16 +18,18 @@ export class SourceRateLimiter {
   private buckets = new Map<string, Bucket>();
 
   constructor(
-    private readonly perSecond: number,
-    private readonly burst: number = perSecond * 2,
+    private readonly limit: number,
     private readonly now: () => number = () => Date.now(),
+    private readonly share: () => number = () => 1,
   ) {}
 
   /** Takes one token; returns 0 when allowed, else the whole seconds to wait (for Retry-After). */
   take(key: string): number {
+    const perSecond = this.limit / Math.max(1, this.share());
+    const burst = perSecond * 2;
     const now = this.now();
-    const bucket = this.buckets.get(key) ?? { tokens: this.burst, at: now };
-    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
+    const bucket = this.buckets.get(key) ?? { tokens: burst, at: now };
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
     bucket.at = now;
     // Re-insert so the Map's order is least-recently-used first.
     this.buckets.delete(key);
@@ -35,6 +40,6 @@ export class SourceRateLimiter {
       bucket.tokens -= 1;
       return 0;
     }
-    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond));
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
   }
 }

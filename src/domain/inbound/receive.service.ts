@@ -1,7 +1,7 @@
-import { open } from '../../crypto/secret-box.js';
+import { open, WrongKeyError } from '../../crypto/secret-box.js';
 import { recordTogether } from '../../events/events.js';
 import type { Db, Trx } from '../../db/database.js';
-import { AppError, InvalidSignatureError, NotFoundError, RateLimitedError } from '../../http/errors.js';
+import { AppError, InvalidSignatureError, NotFoundError, RateLimitedError, UnavailableError } from '../../http/errors.js';
 import type { ContactRow, HostContacts } from '../../host/port.js';
 import { addContactsInTransaction } from '../deals/committee.service.js';
 import type { DealWriteContext } from '../deals/deal-context.js';
@@ -154,18 +154,21 @@ const PRUNE_EVERY = 500;
 
 export function createReceiver(options: {
   db: Db;
-  appKey: Buffer;
+  /** APP_KEY, or during a rotation [APP_KEY, APP_KEY_PREVIOUS]. */
+  appKey: Buffer | readonly Buffer[];
   ratePerSecond: number;
   /** Deals from senders have no currency field: DEFAULT_CURRENCY. */
   currency: string;
   logger: { warn(details: object, message: string): void };
   /** The host's contacts: a receive's contact is found or created there before the deal is written. */
   contacts: HostContacts;
+  /** How many processes share the rate limit (live service processes); default 1. */
+  share?: () => number;
   /** Housekeeping period in logged receives per source (PRUNE_EVERY). */
   pruneEvery?: number;
 }) {
   const { db, appKey, logger } = options;
-  const limiter = new SourceRateLimiter(options.ratePerSecond);
+  const limiter = new SourceRateLimiter(options.ratePerSecond, undefined, options.share);
   const logged = new Map<string, number>();
   const pruneEvery = options.pruneEvery ?? PRUNE_EVERY;
 
@@ -205,13 +208,21 @@ export function createReceiver(options: {
    */
   const known = new Map<string, { source: ReceivingSource | undefined; readAt: number; refreshing?: boolean }>();
   let forgotten = 0;
+  /** A secret sealed under another key is the operator's misconfiguration: 503 and a log line, not a 500 per receive. */
+  function openSecrets(row: SourceRow): string[] {
+    try {
+      return [row.secret_encrypted, ...(row.previous_secret_valid ? [row.previous_secret_encrypted!] : [])].map((sealed) => open(appKey, sealed));
+    } catch (error) {
+      if (!(error instanceof WrongKeyError)) throw error;
+      logger.warn({ sourceId: row.id }, 'inbound source secret does not open with APP_KEY');
+      throw new UnavailableError('This source cannot verify signatures right now (its secret does not open with the configured APP_KEY)', 60);
+    }
+  }
+
   async function read(sourceId: string): Promise<ReceivingSource | undefined> {
     const before = forgotten;
     const row = await findSourceRow(db, sourceId);
-    const source = row && {
-      ...row,
-      secrets: [row.secret_encrypted, ...(row.previous_secret_valid ? [row.previous_secret_encrypted!] : [])].map((sealed) => open(appKey, sealed)),
-    };
+    const source = row && { ...row, secrets: openSecrets(row) };
     // A read that overlapped a forget() may predate the change: answer with it, but do not keep it.
     if (forgotten === before) {
       if (known.size >= 10_000) known.clear();

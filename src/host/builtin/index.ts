@@ -1,7 +1,6 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import { eventDispatch } from '../dispatch.js';
-import type { HostPort } from '../port.js';
+import { dispatchFromConfig, type HostPort } from '../port.js';
 import { createBuiltinAuth } from './auth.js';
 import { findOrCreateContactsByEmail, listContacts } from './contacts.repository.js';
 import { hostRoutes } from './routes/index.js';
@@ -9,7 +8,6 @@ import { oauthRoutes } from './routes/oauth.routes.js';
 import { listUsers } from './users.repository.js';
 
 export { bootstrap } from './bootstrap.js';
-export { eventDispatch };
 
 /**
  * The standalone host on our own tables: users, roles, contacts and API
@@ -23,12 +21,12 @@ export function createBuiltinHost(options: { db: Db; config: Config }): HostPort
     name: 'builtin',
     auth,
     managesUsers: true,
-    dispatch: eventDispatch(config),
+    dispatch: dispatchFromConfig(config),
     users: {
       async ensure() {},
       async search({ search, limit }) {
-        const { rows } = await listUsers(db, { search, page: 1, limit });
-        return rows.filter((row) => row.is_active).map((row) => ({ id: row.id, name: row.name, email: row.email }));
+        const { rows } = await listUsers(db, { search, page: 1, limit, activeOnly: true });
+        return rows.map((row) => ({ id: row.id, name: row.name, email: row.email }));
       },
     },
     contacts: {
@@ -40,9 +38,9 @@ export function createBuiltinHost(options: { db: Db; config: Config }): HostPort
       findOrCreateByEmail: (wanted) => findOrCreateContactsByEmail(db, wanted),
     },
     refresh() {},
-    async routes(app, { baseUrl }) {
-      await app.register(oauthRoutes, { db, auth, baseUrl });
-      await app.register(hostRoutes, { db, auth, baseUrl });
+    async routes(app, { baseUrl, forgetLogins }) {
+      await app.register(oauthRoutes, { db, auth, baseUrl, forgetLogins });
+      await app.register(hostRoutes, { db, auth, baseUrl, forgetLogins });
     },
   };
 }

@@ -44,9 +44,10 @@ function userQuery(db: Executor) {
 
 export async function listUsers(
   db: Executor,
-  options: { search?: string; page: number; limit: number },
+  options: { search?: string; page: number; limit: number; activeOnly?: boolean },
 ): Promise<{ rows: UserRow[]; total: number }> {
   let query = userQuery(db);
+  if (options.activeOnly) query = query.where('users.is_active', '=', true);
   if (options.search) {
     const pattern = containsPattern(options.search);
     query = query.where((eb) =>

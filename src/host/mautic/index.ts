@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import { eventDispatch } from '../dispatch.js';
-import type { HostPort } from '../port.js';
+import { dispatchFromConfig, type HostPort } from '../port.js';
 import { createMauticAuth } from './auth.js';
 import { createMauticClient, type ServiceCredentials } from './client.js';
 import { createMauticContacts } from './contacts.js';
@@ -31,7 +30,7 @@ export function createMauticHost(options: { db: Db; config: Config; logger: Logg
     name: 'mautic',
     auth: createMauticAuth({ db, client, config, logger }),
     managesUsers: false,
-    dispatch: eventDispatch(config),
+    dispatch: dispatchFromConfig(config),
     users,
     contacts,
     refresh({ userIds, contactIds }) {

@@ -23,7 +23,7 @@ const credentialResponse = { 200: z.object({ credential: credentialJson }) };
 const tags = ['host: API credentials'];
 
 /** OAuth 2.0 clients (client credentials grant); a token acts as the credential's user. */
-export const apiCredentialRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, auth, baseUrl }) => {
+export const apiCredentialRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, forgetLogins, baseUrl }) => {
   app.get(
     '/host/api-credentials',
     { config: hostAdmin, schema: { tags, summary: 'List API credentials', response: { 200: z.object({ credentials: z.array(credentialJson) }) } } },
@@ -62,7 +62,7 @@ export const apiCredentialRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app,
     },
     async (request) => {
       const credential = await editCredential(db, request.params.id, request.body);
-      auth.forget();
+      forgetLogins();
       return { credential };
     },
   );
@@ -72,7 +72,7 @@ export const apiCredentialRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app,
     { config: hostAdmin, schema: { tags, summary: 'Delete an API credential and revoke its tokens', params: idParams, response: { 200: successResponse } } },
     async (request) => {
       await removeCredential(db, request.params.id);
-      auth.forget();
+      forgetLogins();
       return { success: true as const };
     },
   );

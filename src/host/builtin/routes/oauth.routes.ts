@@ -34,7 +34,6 @@ export const oauthRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =
       },
     },
     async (request) => {
-      app.loginLimiter.check(request.ip);
       let { client_id: clientId, client_secret: clientSecret } = request.body;
       const header = request.headers.authorization;
       if (header?.toLowerCase().startsWith('basic ')) {
@@ -47,11 +46,14 @@ export const oauthRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =
       }
       if (!clientId) throw ValidationError.field('client_id', 'Required');
       if (!clientSecret) throw ValidationError.field('client_secret', 'Required');
+      const attempt = { who: `client:${clientId}`, address: request.ip };
+      app.loginLimiter.check(attempt);
       const grant = await deps.auth.issueToken(clientId, clientSecret);
       if (!grant) {
-        app.loginLimiter.fail(request.ip);
+        await app.loginLimiter.fail(attempt);
         throw new UnauthorizedError('Invalid client credentials');
       }
+      app.loginLimiter.succeed(attempt);
       return grant;
     },
   );

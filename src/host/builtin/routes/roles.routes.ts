@@ -13,7 +13,7 @@ const roleResponse = { 200: z.object({ role: roleJson }) };
 const tags = ['host: roles'];
 
 /** Roles: Mautic-style permission names, or isAdmin for everything. */
-export const roleRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, auth, baseUrl }) => {
+export const roleRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, forgetLogins, baseUrl }) => {
   app.get(
     '/host/roles',
     { config: hostAdmin, schema: { tags, summary: 'List roles', response: { 200: z.object({ roles: z.array(roleJson) }) } } },
@@ -41,7 +41,7 @@ export const roleRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, au
     { config: hostAdmin, schema: { tags, summary: 'Edit a role', params: idParams, body: roleBody.partial(), response: roleResponse } },
     async (request) => {
       const role = await editRole(db, request.params.id, request.body);
-      auth.forget();
+      forgetLogins();
       return { role };
     },
   );
@@ -54,7 +54,7 @@ export const roleRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, au
     },
     async (request) => {
       await removeRole(db, request.params.id);
-      auth.forget();
+      forgetLogins();
       return { success: true as const };
     },
   );

@@ -24,7 +24,7 @@ const userResponse = { 200: z.object({ user: userJson }) };
 const tags = ['host: users'];
 
 /** Users of the built-in host; the password goes in, never out. */
-export const userRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, auth, baseUrl }) => {
+export const userRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, forgetLogins, baseUrl }) => {
   app.get(
     '/host/users',
     {
@@ -60,7 +60,7 @@ export const userRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, au
     { config: hostAdmin, schema: { tags, summary: 'Edit a user', params: idParams, body: editBody, response: userResponse } },
     async (request) => {
       const user = await editUser(db, request.params.id, request.body);
-      auth.forget();
+      forgetLogins();
       return { user };
     },
   );
@@ -78,7 +78,7 @@ export const userRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, au
     },
     async (request) => {
       const { deactivated } = await removeUser(db, request.params.id);
-      auth.forget();
+      forgetLogins();
       return { success: true as const, deactivated };
     },
   );

@@ -1,0 +1,96 @@
+import formbody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyPluginAsync } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import qs from 'qs';
+import { loadConfig, publicBaseUrl, type Config } from './config.js';
+import { localCluster, type Cluster } from './db/cluster.js';
+import type { Db } from './db/database.js';
+import { createAssertionVerifier } from './host/assertion.js';
+import type { HostPort } from './host/port.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { documentErrorResponses } from './http/error-responses.js';
+import { guardPlugin } from './http/guard.js';
+import { routes } from './routes/index.js';
+
+export type { Config } from './config.js';
+export type { Db } from './db/database.js';
+export type { HostPort } from './host/port.js';
+
+/**
+ * The deal pipeline service as a Fastify plugin: a Node host mounts it with
+ * `app.register(dealPipeline, { prefix: '/deals', db, host })`. Everything it
+ * sets up (validation, the error body, form parsing, the permission guard, the
+ * OpenAPI document) stays inside its own encapsulated context, so the host's
+ * other routes are untouched. src/server.ts is the standalone host.
+ */
+export interface DealPipelineOptions {
+  /** A Kysely instance over a database migrated with `migrateToLatest` (src/db/migrate.ts). */
+  db: Db;
+  /** The host adapter: who the callers are, where users and contacts live, where events go. */
+  host: HostPort;
+  /** Settings (see src/config.ts); anything left out takes its default. Inbound sources need APP_KEY. */
+  config?: Partial<Config>;
+  /** Several processes on one database: `joinCluster` (src/db/cluster.ts). Default: this process alone. */
+  cluster?: Cluster;
+}
+
+const REQUEST_ID_HEADER = 'X-Request-Id';
+
+export const dealPipeline: FastifyPluginAsync<DealPipelineOptions> = async (app, options) => {
+  const config: Config = { ...loadConfig({}), ...options.config };
+  const { db, host } = options;
+  const cluster = options.cluster ?? localCluster();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onRoute', documentErrorResponses);
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header(REQUEST_ID_HEADER, request.id);
+  });
+  registerErrorHandling(app);
+  // The API speaks JSON and forms only; text/plain would otherwise be parsed as a string (415 instead).
+  if (app.hasContentTypeParser('text/plain')) app.removeContentTypeParser('text/plain');
+
+  // Bracket names (deal[title], ids[]) become nested objects, with limits.
+  await app.register(formbody, {
+    parser: (body) => qs.parse(body, { depth: 5, arrayLimit: 200, parameterLimit: 1000, allowPrototypes: false }),
+  });
+
+  // Links the service writes (Location, endpoint URLs) carry the prefix it is mounted under.
+  const baseUrl = `${publicBaseUrl(config)}${app.prefix}`;
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Deal pipeline service',
+        version: '1.0.0',
+        description:
+          'Deals through the ordered stages of pipelines, buying committees, notes and tasks, signed inbound webhooks and outbound events. ' +
+          'Every write accepts application/x-www-form-urlencoded with bracket names (deal[title]=X) or JSON with the same nesting. ' +
+          'Errors use one body: {"errors":[{"code","message","details","type"}]}.',
+      },
+      servers: [{ url: baseUrl }],
+      components: {
+        securitySchemes: {
+          basic: { type: 'http', scheme: 'basic' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'Token from POST /oauth/v2/token (client credentials)' },
+        },
+      },
+      security: [{ basic: [] }, { bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  const assertions = config.HOST_ASSERTION_KEY ? createAssertionVerifier(db, config.HOST_ASSERTION_KEY) : undefined;
+  await app.register(guardPlugin, { auth: host.auth, assertions, cluster, publicBaseUrl: config.PUBLIC_BASE_URL, publicPrefixes: [`${app.prefix}/service/docs`] });
+  await app.register(swaggerUi, { routePrefix: '/service/docs' });
+  await app.register(routes, { config, db, host, baseUrl, cluster });
+};
+
+/* What a mounting host needs besides the plugin: a database, its migrations, and the delivery worker. */
+export { joinCluster } from './db/cluster.js';
+export { createDatabase } from './db/database.js';
+export { migrateToLatest } from './db/migrate.js';
+export { startWorker } from './events/worker.js';
+export type { ContactRow, HostUser, People } from './host/port.js';

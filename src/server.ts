@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   const app = await buildApp({ config, db: database.db, logger, host, cluster });
   await app.listen({ port: config.PORT, host: config.HOST });
   // Deliveries run in this process unless WORKER=off (then `npm run worker` elsewhere).
-  const worker = config.WORKER === 'inline' ? await startWorker({ databaseUrl: server.url, config, logger, dispatch: host.dispatch }) : undefined;
+  const worker = config.WORKER === 'inline' ? await startWorker({ databaseUrl: server.url, config, logger, dispatch: host.dispatch, inbound: { contacts: host.contacts, currency: config.DEFAULT_CURRENCY } }) : undefined;
   const url = publicBaseUrl({ ...config, PORT: (app.server.address() as { port: number }).port });
 
   // The banner goes to stdout, not to the log: it may carry the first-run password.

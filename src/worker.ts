@@ -4,6 +4,8 @@ import { AppKeyMismatchError, verifyAppKey } from './crypto/key-check.js';
 import { createDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startWorker } from './events/worker.js';
+import { createBuiltinHost } from './host/builtin/index.js';
+import { createMauticHost } from './host/mautic/index.js';
 import { createLogger } from './logger.js';
 
 /**
@@ -32,7 +34,17 @@ async function main(): Promise<void> {
     await migrations.destroy();
   }
 
-  const worker = await startWorker({ databaseUrl: config.DATABASE_URL, config, logger });
+  // The host is picked as in server.ts: queued inbound receives find or create their contacts there.
+  const hostDatabase = createDatabase(config.DATABASE_URL, { max: 2 });
+  const host =
+    config.HOST_PLATFORM === 'mautic' ? createMauticHost({ db: hostDatabase.db, config, logger }) : createBuiltinHost({ db: hostDatabase.db, config });
+  const worker = await startWorker({
+    databaseUrl: config.DATABASE_URL,
+    config,
+    logger,
+    dispatch: host.dispatch,
+    inbound: { contacts: host.contacts, currency: config.DEFAULT_CURRENCY },
+  });
   worker.runner.promise.catch(() => {
     // Already logged by the worker; a supervisor should start a fresh one.
     process.exit(1);
@@ -42,6 +54,8 @@ async function main(): Promise<void> {
     if (err) logger.error({ err }, 'worker shutting down after an error');
     else logger.info({ signal }, 'worker shutting down');
     await worker.stop(); // finishes the deliveries in hand, hands back the rest
+    await host.close?.();
+    await hostDatabase.destroy();
   });
 }
 

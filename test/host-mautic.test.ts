@@ -1,15 +1,17 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import type { Config } from '../src/config.js';
 import { seedPipelines } from '../src/domain/pipelines/seed.js';
+import { startWorker } from '../src/events/worker.js';
 import { createMauticAuth } from '../src/host/mautic/auth.js';
 import { createMauticClient } from '../src/host/mautic/client.js';
 import { createMauticHost } from '../src/host/mautic/index.js';
 import type { HostPort } from '../src/host/port.js';
 import { basic, createTestDatabase, testConfig } from './helpers/app.js';
+import { INBOUND, signature } from './helpers/inbound.js';
 import { ADMIN_ROLE, contactDeleted, contactsMerged, doubleUser, signedWebhook, startMauticDouble, type MauticDouble } from './mautic-double/index.js';
 
 const SECRET = 'mautic-webhook-secret-for-tests';
@@ -21,6 +23,7 @@ let mautic: MauticDouble;
 let app: FastifyInstance;
 let host: HostPort;
 let config: Config;
+let dbUrl: string;
 let db: Awaited<ReturnType<typeof createTestDatabase>>['database']['db'];
 
 beforeAll(async () => {
@@ -39,6 +42,7 @@ beforeAll(async () => {
   });
   const test = await createTestDatabase();
   db = test.database.db;
+  dbUrl = test.url;
   await seedPipelines(db);
   await db
     .insertInto('roles')
@@ -209,4 +213,54 @@ describe('Mautic host: when Mautic is down, slow or failing', () => {
       }
     });
   }
+});
+
+describe('Mautic host: an inbound receive while Mautic is down', () => {
+  it('is kept (202 queued) and becomes a deal with its contact once Mautic is back', { timeout: 20_000 }, async () => {
+    const created = await call({ method: 'POST', url: `${INBOUND}/new`, payload: { source: { name: 'Web form' } } });
+    expect(created.statusCode).toBe(200);
+    const source = created.json().source as { id: string; secret: string };
+    const body = JSON.stringify({ title: 'Queued while down', amount: 1200, contact: { email: 'queued@example.test', first_name: 'Quinn' } });
+    const send = () =>
+      app.inject({
+        method: 'POST',
+        url: `${INBOUND}/${source.id}/receive`,
+        headers: { 'content-type': 'application/json', 'x-service-signature': signature(source.secret, body) },
+        payload: body,
+      });
+    const dealsNamed = () => db.selectFrom('deals').select('id').where('title', '=', 'Queued while down').execute();
+
+    await mautic.setMode('down');
+    const worker = await startWorker({
+      databaseUrl: dbUrl,
+      config: { ...config, WORKER_CONCURRENCY: 2 },
+      logger: pino({ level: 'silent' }),
+      pollIntervalMs: 50,
+      inbound: { contacts: host.contacts, currency: config.DEFAULT_CURRENCY },
+    });
+    try {
+      const res = await send();
+      expect(res.statusCode).toBe(202);
+      expect(res.json()).toEqual({ success: true, queued: true });
+      // The worker's first try meets Mautic still down and fails; graphile-worker retries it later.
+      await new Promise((done) => setTimeout(done, 500));
+      expect(await dealsNamed()).toEqual([]);
+      await mautic.setMode('up');
+      const deadline = Date.now() + 15_000;
+      while ((await dealsNamed()).length === 0 && Date.now() < deadline) await new Promise((done) => setTimeout(done, 100));
+      const [deal] = await dealsNamed();
+      expect(deal).toBeDefined();
+      const contact = [...mautic.state.contacts.values()].find((c) => c.email === 'queued@example.test');
+      expect(contact).toBeDefined();
+      const members = await db.selectFrom('deal_contacts').select('contact_id').where('deal_id', '=', deal!.id).execute();
+      expect(members).toEqual([{ contact_id: contact!.id }]);
+      // The sender resending the same bytes gets the stored answer, not a second deal.
+      const again = await send();
+      expect(again.statusCode).toBe(200);
+      expect(again.json().deal.id).toBe(deal!.id);
+    } finally {
+      await mautic.setMode('up');
+      await worker.stop();
+    }
+  });
 });

@@ -12,7 +12,9 @@ import { createDatabase } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startWorker } from './events/worker.js';
-import { bootstrap, createBuiltinHost } from './host/builtin/index.js';
+import { seedPipelines } from './domain/pipelines/seed.js';
+import { bootstrap, createBuiltinHost, type BootstrapResult } from './host/builtin/index.js';
+import { createMauticHost } from './host/mautic/index.js';
 import { createLogger } from './logger.js';
 
 /** In embedded mode the APP_KEY is generated once into DATA_DIR and reused. */
@@ -54,19 +56,32 @@ async function main(): Promise<void> {
     await server.embedded?.stop();
     process.exit(1);
   }
-  const first = await bootstrap(database.db, { username: config.ADMIN_USERNAME, password: config.ADMIN_PASSWORD });
-
-  const host = createBuiltinHost({ db: database.db, config });
+  // The adapter is picked once. With Mautic, users are Mautic's: no local admin, only the default pipeline.
+  let first: BootstrapResult = {};
+  if (config.HOST_PLATFORM === 'mautic') await seedPipelines(database.db);
+  else first = await bootstrap(database.db, { username: config.ADMIN_USERNAME, password: config.ADMIN_PASSWORD });
+  const host =
+    config.HOST_PLATFORM === 'mautic' ? createMauticHost({ db: database.db, config, logger }) : createBuiltinHost({ db: database.db, config });
   const cluster = await joinCluster({ databaseUrl: server.url, db: database.db, logger });
   const app = await buildApp({ config, db: database.db, logger, host, cluster });
   await app.listen({ port: config.PORT, host: config.HOST });
   // Deliveries run in this process unless WORKER=off (then `npm run worker` elsewhere).
   const worker =
-    config.WORKER === 'inline' ? await startWorker({ databaseUrl: server.url, config, logger, dispatch: host.dispatch, restartOnError: true }) : undefined;
+    config.WORKER === 'inline'
+      ? await startWorker({
+          databaseUrl: server.url,
+          config,
+          logger,
+          dispatch: host.dispatch,
+          inbound: { contacts: host.contacts, currency: config.DEFAULT_CURRENCY },
+          restartOnError: true,
+        })
+      : undefined;
   const url = publicBaseUrl({ ...config, PORT: (app.server.address() as { port: number }).port });
 
   // The banner goes to stdout, not to the log: it may carry the first-run password.
   const lines = [`Deal pipeline service listening on ${url}`, `API reference: ${url}/service/docs`];
+  if (host.name === 'mautic') lines.push(`Host: Mautic at ${config.MAUTIC_URL} (log in with a Mautic user's credentials)`);
   if (first.admin) {
     lines.push(
       `First run: created the admin user "${first.admin.username}"` +
@@ -84,6 +99,7 @@ async function main(): Promise<void> {
     if (err) logger.error({ err }, 'shutting down after an error');
     else logger.info({ signal }, 'shutting down');
     await app.close(); // stops accepting, lets in-flight requests finish
+    await host.close?.();
     await cluster.close();
     await worker?.stop(); // finishes the deliveries in hand, hands back the rest
     await database.destroy();

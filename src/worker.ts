@@ -4,6 +4,8 @@ import { AppKeyMismatchError, verifyAppKey } from './crypto/key-check.js';
 import { createDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startWorker } from './events/worker.js';
+import { createBuiltinHost } from './host/builtin/index.js';
+import { createMauticHost } from './host/mautic/index.js';
 import { createLogger } from './logger.js';
 
 /**
@@ -32,13 +34,26 @@ async function main(): Promise<void> {
     await migrations.destroy();
   }
 
+  // The host is picked as in server.ts: queued inbound receives find or create their contacts there.
+  const hostDatabase = createDatabase(config.DATABASE_URL, { max: 2 });
+  const host =
+    config.HOST_PLATFORM === 'mautic' ? createMauticHost({ db: hostDatabase.db, config, logger }) : createBuiltinHost({ db: hostDatabase.db, config });
   // A database outage stops graphile-worker's runner; a fresh one starts when the database is back.
-  const worker = await startWorker({ databaseUrl: config.DATABASE_URL, config, logger, restartOnError: true });
+  const worker = await startWorker({
+    databaseUrl: config.DATABASE_URL,
+    config,
+    logger,
+    dispatch: host.dispatch,
+    inbound: { contacts: host.contacts, currency: config.DEFAULT_CURRENCY },
+    restartOnError: true,
+  });
 
   closeWithGrace({ delay: 30_000, logger }, async ({ signal, err }) => {
     if (err) logger.error({ err }, 'worker shutting down after an error');
     else logger.info({ signal }, 'worker shutting down');
     await worker.stop(); // finishes the deliveries in hand, hands back the rest
+    await host.close?.();
+    await hostDatabase.destroy();
   });
 }
 

@@ -19,6 +19,7 @@ describe('buying committee', () => {
       contact_id: contact.id,
       role: 'Champion',
       is_primary: true,
+      deleted: false,
       contact: { id: contact.id, email: 'ann@acme.test', first_name: 'Ann', last_name: 'Lee', company: 'Acme' },
     };
     expect(res.json()).toEqual({ contact: member });

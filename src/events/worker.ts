@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { run, type Runner } from 'graphile-worker';
 import type { Logger } from 'pino';
 import { createDatabase } from '../db/database.js';
-import { dispatchFromConfig, type EventDispatch } from '../host/port.js';
+import { INBOUND_RETRY_TASK, retryReceive } from '../domain/inbound/receive.service.js';
+import { dispatchFromConfig, type EventDispatch, type HostContacts } from '../host/port.js';
 import { DELIVER_ATTEMPT_TASK } from './delivery.repository.js';
 import { createDispatcher, type DispatcherConfig } from './dispatcher.js';
 import { DELIVER_EVENT_TASK } from './events.js';
@@ -43,6 +44,8 @@ export interface WorkerOptions {
    * must not take the web server down with it, nor leave `npm run worker` idle.
    */
   restartOnError?: boolean;
+  /** The host's contacts and DEFAULT_CURRENCY, for inbound receives queued while the host was down (inbound_retry jobs). */
+  inbound?: { contacts: HostContacts; currency: string };
 }
 
 export interface DeliveryWorker {
@@ -114,6 +117,12 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
         const deliveryId = Number(idOf(payload, 'deliveryId'));
         if (!Number.isSafeInteger(deliveryId)) throw new Error('deliver_attempt needs a deliveryId');
         await dispatcher.attempt(deliveryId);
+      },
+      [INBOUND_RETRY_TASK]: async (payload, helpers) => {
+        if (!options.inbound) throw new Error('inbound_retry needs the host contacts (startWorker({ inbound }))');
+        const job = payload as Parameters<typeof retryReceive>[1];
+        const result = await retryReceive({ db: database.db, ...options.inbound }, job);
+        helpers.logger.info(`queued inbound receive written: deal ${result?.answer.deal.id ?? '(source gone)'}`);
       },
       [PRUNE_TASK]: async () => {
         const pruned = await pruneDeliveryLog(database.db, options.retentionMs ?? DEFAULT_RETENTION_MS);

@@ -106,7 +106,7 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
           'webhook-id': replayHeader,
         }),
         body: receiveBody,
-        response: { 200: answer },
+        response: { 200: answer, 202: z.object({ success: z.literal(true), queued: z.literal(true) }) },
       },
       onRequest: async (request) => {
         sources.set(request, await receiver.source(request.params.sourceId));
@@ -121,6 +121,8 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
     async (request, reply) => {
       const key = request.headers['idempotency-key'] ?? request.headers['webhook-id'];
       const result = await receiver.receive(sources.get(request)!, request.body, raws.get(request)!, key);
+      // The host was down: the receive is kept and written by the worker later.
+      if ('queued' in result) return reply.code(202).send({ success: true as const, queued: true as const });
       if (result.replayed) void reply.header('Idempotent-Replayed', 'true');
       return result.answer;
     },

@@ -6,8 +6,13 @@ import { afterAll, inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDatabase, type Database } from '../../src/db/database.js';
+import { seedPipelines } from '../../src/domain/pipelines/seed.js';
 import { bootstrap, createBuiltinHost } from '../../src/host/builtin/index.js';
+import { upsertUsers } from '../../src/host/local-copy.js';
+import { createMauticHost } from '../../src/host/mautic/index.js';
+import { mauticDouble, registerConfig, testHost } from './host-mode.js';
 import { databaseUrl } from './global-setup.js';
+import type { HostPort } from '../../src/host/port.js';
 
 export const ADMIN = { username: 'admin', password: 'admin-password-for-tests' };
 
@@ -62,12 +67,34 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 /** Builds the app on a fresh database with the first-run data (admin, Sales pipeline). */
 export async function setupApp(options: { config?: Record<string, string> } = {}): Promise<TestContext> {
   const { database, url, drop } = await createTestDatabase();
-  await bootstrap(database.db, ADMIN);
-  const config = testConfig(options.config);
-  const app = await buildApp({ config, db: database.db, logger: pino({ level: 'silent' }), host: createBuiltinHost({ db: database.db, config }) });
+  let config: Config;
+  let host: HostPort;
+  if (testHost === 'mautic') {
+    // Users are Mautic's: the admin is a Mautic administrator, copied locally as the adapter does on first use.
+    const mautic = await mauticDouble(ADMIN);
+    await seedPipelines(database.db);
+    await upsertUsers(database.db, [{ id: 1, username: ADMIN.username, name: 'Administrator', email: null }]);
+    config = testConfig({
+      HOST_PLATFORM: 'mautic',
+      MAUTIC_URL: mautic.url,
+      MAUTIC_USERNAME: ADMIN.username,
+      MAUTIC_PASSWORD: ADMIN.password,
+      MAUTIC_WEBHOOK_SECRET: 'mautic-webhook-secret-for-tests',
+      ...options.config,
+    });
+    config.MAUTIC_ROLE_MAP = {};
+    registerConfig(config);
+    host = createMauticHost({ db: database.db, config, logger: pino({ level: 'silent' }) });
+  } else {
+    await bootstrap(database.db, ADMIN);
+    config = testConfig(options.config);
+    host = createBuiltinHost({ db: database.db, config });
+  }
+  const app = await buildApp({ config, db: database.db, logger: pino({ level: 'silent' }), host });
   await app.ready();
   afterAll(async () => {
     await app.close();
+    await host.close?.();
     await drop();
   });
   return {

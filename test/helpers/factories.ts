@@ -5,6 +5,7 @@ import type { DealCreateInput } from '../../src/domain/deals/deal-context.js';
 import { createDealsInTransaction } from '../../src/domain/deals/deals.service.js';
 import { hashPassword } from '../../src/host/passwords.js';
 import type { Permission } from '../../src/host/permissions.js';
+import { createMauticContact, createMauticUser, testHost } from './host-mode.js';
 
 /** Fixtures written straight to the database; each test makes what it needs. */
 
@@ -32,6 +33,10 @@ export async function createUser(db: Db, permissions: Permission[] = [], options
   const username = `user-${unique()}`;
   const password = `pw-${unique()}-${unique()}`;
   const name = options.name ?? `User ${username}`;
+  if (testHost === 'mautic') {
+    const role = await db.selectFrom('roles').select('name').where('id', '=', roleId).executeTakeFirstOrThrow();
+    return { id: await createMauticUser(db, { username, password, name, roleId, roleName: role.name }), username, password, name, roleId };
+  }
   const row = await db
     .insertInto('users')
     .values({ username, name, email: `${username}@example.test`, password_hash: await hashPassword(password), role_id: roleId })
@@ -41,6 +46,9 @@ export async function createUser(db: Db, permissions: Permission[] = [], options
 }
 
 export async function createContact(db: Db, values: { email?: string; first_name?: string; last_name?: string; company?: string } = {}) {
+  if (testHost === 'mautic') {
+    return createMauticContact(db, { email: values.email ?? `c-${unique()}@example.test`, first_name: values.first_name ?? 'Ann', last_name: values.last_name ?? 'Lee', company: values.company ?? 'Acme' });
+  }
   return db
     .insertInto('contacts')
     .values({ email: values.email ?? `c-${unique()}@example.test`, first_name: values.first_name ?? 'Ann', last_name: values.last_name ?? 'Lee', company: values.company ?? 'Acme' })

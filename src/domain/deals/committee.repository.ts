@@ -54,6 +54,7 @@ export const MEMBER_COLUMNS = [
   'contacts.first_name',
   'contacts.last_name',
   'contacts.company',
+  'contacts.deleted_at',
 ] as const;
 
 export function findMemberWithContact(db: Executor, dealId: number, contactId: number): Promise<MemberJsonRow | undefined> {

@@ -67,12 +67,15 @@ export interface MemberJsonRow {
   first_name: string | null;
   last_name: string | null;
   company: string | null;
+  /** Set when the host deleted (or merged away) the contact: the deal still names it, marked deleted. */
+  deleted_at: Timestamp | string | null;
 }
 
 export const toMemberJson = (row: MemberJsonRow) => ({
   contact_id: row.contact_id,
   role: row.role,
   is_primary: row.is_primary,
+  deleted: row.deleted_at != null,
   contact: { id: row.contact_id, email: row.email, first_name: row.first_name, last_name: row.last_name, company: row.company },
 });
 

@@ -115,6 +115,8 @@ export const memberJson = z.object({
   contact_id: z.number(),
   role: z.string().nullable(),
   is_primary: z.boolean(),
+  /** The host deleted this contact (or merged it into another); the deal keeps naming it. */
+  deleted: z.boolean(),
   contact: z.object({
     id: z.number(),
     email: z.string(),

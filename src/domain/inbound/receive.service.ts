@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { open, WrongKeyError } from '../../crypto/secret-box.js';
 import { recordTogether } from '../../events/events.js';
 import type { Db, Trx } from '../../db/database.js';
@@ -149,6 +150,39 @@ async function writeReceives(trx: Trx, items: PendingReceive[], currency: string
 
 type ContactsByEmail = Map<string, { contact: ContactRow; created: boolean }>;
 
+/** The job that writes a verified receive once the host can find or create its contact again. */
+export const INBOUND_RETRY_TASK = 'inbound_retry';
+
+/** The host (not our database) could not answer: the receive is kept and retried instead of failing the sender. */
+class HostUnavailableError extends UnavailableError {}
+
+async function contactsFor(contacts: HostContacts, items: PendingReceive[]): Promise<ContactsByEmail> {
+  try {
+    return await contacts.findOrCreateByEmail(items.flatMap((item) => (item.body.contact ? [item.body.contact] : [])));
+  } catch (error) {
+    if (error instanceof UnavailableError) throw new HostUnavailableError(error.message);
+    throw error;
+  }
+}
+
+/**
+ * The worker's side of a receive queued while the host was down: the same
+ * writeReceives path, so the replay key still makes a resent receive a replay.
+ * A throw (host still down) leaves the job to graphile-worker's backoff.
+ */
+export async function retryReceive(
+  options: { db: Db; contacts: HostContacts; currency: string },
+  payload: { sourceId: string; body: ReceiveBody; replayKey: string },
+): Promise<ReceiveResult | undefined> {
+  const source = await findSourceRow(options.db, payload.sourceId);
+  // A source deleted since: nothing to write the deal for.
+  if (!source) return undefined;
+  const item: PendingReceive = { source, body: payload.body, replayKey: payload.replayKey };
+  const contacts = await contactsFor(options.contacts, [item]);
+  const [result] = await options.db.transaction().execute((trx) => recordTogether(trx, () => writeReceives(trx, [item], options.currency, contacts)));
+  return result;
+}
+
 /** Housekeeping (log and replay-key pruning) of a source runs once per this many of its logged receives in a process. */
 const PRUNE_EVERY = 500;
 
@@ -176,7 +210,7 @@ export function createReceiver(options: {
   async function writeBatch(items: PendingReceive[]): Promise<Settled<ReceiveResult>[]> {
     try {
       // Contacts before the transaction: a remote host is an HTTP call, and the deal inserts' row locks should be held briefly.
-      const contacts = await options.contacts.findOrCreateByEmail(items.flatMap((item) => (item.body.contact ? [item.body.contact] : [])));
+      const contacts = await contactsFor(options.contacts, items);
       const results = await db.transaction().execute((trx) => recordTogether(trx, () => writeReceives(trx, items, options.currency, contacts)));
       return results.map((value) => ({ ok: true, value }));
     } catch (error) {
@@ -297,11 +331,20 @@ export function createReceiver(options: {
      * in one transaction (shared with the receives arriving alongside). A
      * repeated replay key gets the first answer back.
      */
-    async receive(source: SourceRow, body: ReceiveBody, raw: Buffer, idempotencyKey: string | undefined): Promise<ReceiveResult> {
+    async receive(source: SourceRow, body: ReceiveBody, raw: Buffer, idempotencyKey: string | undefined): Promise<ReceiveResult | { queued: true }> {
       const retryAfter = limiter.take(source.id);
       if (retryAfter > 0) throw new RateLimitedError(retryAfter);
       const replayKey = idempotencyKey !== undefined ? `header:${idempotencyKey}` : `body:${bodyHash(raw)}`;
-      const result = await batches.submit({ source, body, replayKey });
+      let result: ReceiveResult;
+      try {
+        result = await batches.submit({ source, body, replayKey });
+      } catch (error) {
+        if (!(error instanceof HostUnavailableError)) throw error;
+        // Verified and valid, but its contact lives in a host that is down: kept as a job, never lost.
+        await sql`select graphile_worker.add_job(${INBOUND_RETRY_TASK}, ${JSON.stringify({ sourceId: source.id, body, replayKey })}::json, max_attempts => 25)`.execute(db);
+        logger.warn({ sourceId: source.id }, 'inbound receive queued: the host could not find or create its contact');
+        return { queued: true };
+      }
 
       // The sender's answer does not wait for this bookkeeping.
       void quietly('mark the source as heard from', () => touch(source.id));

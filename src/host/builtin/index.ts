@@ -7,7 +7,7 @@ import { hostRoutes } from './routes/index.js';
 import { oauthRoutes } from './routes/oauth.routes.js';
 import { listUsers } from './users.repository.js';
 
-export { bootstrap } from './bootstrap.js';
+export { bootstrap, type BootstrapResult } from './bootstrap.js';
 
 /**
  * The standalone host on our own tables: users, roles, contacts and API

@@ -97,6 +97,12 @@ describe('a receiver down for two minutes', () => {
       const wanted = events.rows.map((row) => row.id);
       await until(() => wanted.every((id) => receiver!.received.some((r) => r.id === id)), 'every event after the outage', 60_000);
       const lastArrival = Date.now() - upAt;
+      // The worker records a success after the receiver's answer: wait for the log to catch up before reading it.
+      await until(
+        async () => (await client.query('select count(*)::int as n from webhook_deliveries where subscription_id = $1 and status = $2', [hookId, 'succeeded'])).rows[0].n === DEALS,
+        'every delivery recorded as succeeded',
+        30_000,
+      );
 
       const deliveries = await client.query<{ id: number; event_id: string; status: string; attempt_count: number }>(
         'select id, event_id, status, attempt_count from webhook_deliveries where subscription_id = $1 and event_id = any($2::uuid[])',

@@ -2,7 +2,7 @@
  * The deal list and view at 1,000,000 deals: the first page, a cursor page at
  * the very end (both with `total`), the same first page as a view-own seller,
  * a title search (capped count), GET view of a deal with 5 contacts, 20
- * notes and 10 tasks, and the pipeline's forecast for a quarter. Each row is the median of ROUNDS autocannon runs.
+ * notes and 10 tasks, the pipeline summary, and the pipeline's forecast for a quarter. Each row is the median of ROUNDS autocannon runs.
  *
  *   flock /tmp/bench.lock npx tsx bench/deals-list.ts     (npm run bench:deals)
  *
@@ -18,6 +18,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 4);
 const TARGET_P99_MS = 20;
 const FORECAST_P99_MS = 200;
+const SUMMARY_P99_MS = 50;
 
 const viewerHeader = `Basic ${Buffer.from(`${BENCH_VIEWER.username}:${BENCH_VIEWER.password}`).toString('base64')}`;
 
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
       { name: 'list, first page (view-own seller)', path: '/service/deals', auth: viewerHeader },
       { name: 'list, title search (capped count)', path: '/service/deals?search=Globex', auth: basicHeader },
       { name: 'view, 5 contacts + 20 notes + 10 tasks', path: `/service/${richDealId}/view`, auth: basicHeader },
+      { name: 'pipeline summary, open deals (admin)', path: `/service/pipelines/${pipelineId}/summary`, auth: basicHeader },
       { name: 'forecast, a quarter of the pipeline (admin)', path: `/service/pipelines/${pipelineId}/forecast?from=2026-10-01&to=2026-12-31`, auth: basicHeader },
     ];
 
@@ -45,7 +47,9 @@ async function main(): Promise<void> {
       const check = await fetch(`${service.url}${c.path}`, { headers: { authorization: c.auth } });
       const body = (await check.json()) as { total?: number; totalApproximate?: boolean; deals?: unknown[] };
       if (check.status !== 200) throw new Error(`${c.name}: ${check.status} ${JSON.stringify(body)}`);
-      const shape = body.deals ? `${body.deals.length} deals, total ${body.total}${body.totalApproximate ? ' (capped)' : ''}` : c.name.startsWith('forecast') ? 'one quarter' : 'one deal';
+      const shape = body.deals
+        ? `${body.deals.length} deals, total ${body.total}${body.totalApproximate ? ' (capped)' : ''}`
+        : c.name.startsWith('forecast') ? 'one quarter' : c.name.startsWith('pipeline summary') ? 'every stage' : 'one deal';
 
       await load({ url: `${service.url}${c.path}`, connections: CONNECTIONS, duration: 2, headers: { authorization: c.auth } }); // warm-up
       const result = await medianOf(ROUNDS, c.name, async () => ({
@@ -64,8 +68,10 @@ async function main(): Promise<void> {
     const listRows = rows.slice(0, 2);
     const met = listRows.every((r) => Number(r['p99 ms']) < TARGET_P99_MS);
     const forecastMet = Number(rows.at(-1)!['p99 ms']) < FORECAST_P99_MS;
+    const summaryMet = Number(rows.at(-2)!['p99 ms']) < SUMMARY_P99_MS;
     await writeReport('deals-list', `Deal list and view at ${SEED_DEALS.toLocaleString('en')} deals`, rows, [
       `Target p99 < ${TARGET_P99_MS} ms for the first page and the cursor page at the end, total included: ${met ? 'met' : 'MISSED'}.`,
+      `Target p99 < ${SUMMARY_P99_MS} ms for the pipeline summary: ${summaryMet ? 'met' : 'MISSED'}.`,
       `Target p99 < ${FORECAST_P99_MS} ms for the forecast of a quarter: ${forecastMet ? 'met' : 'MISSED'}.`,
       `autocannon, ${CONNECTIONS} connections, ${DURATION} s per run, median of ${ROUNDS} runs after a 2 s warm-up; the real service (src/server.ts) with the embedded PostgreSQL, on a 2-core machine shared with the load generator.`,
       '`total` comes from deal_counters (trigger-kept, exact) for pipeline/stage/status/owner filters and visibility; a title search or close-date range uses a count capped at 1,000 (`totalApproximate`).',

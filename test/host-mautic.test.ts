@@ -119,6 +119,27 @@ describe('Mautic host: who is calling', () => {
   });
 });
 
+describe('Mautic host: the sales pages', () => {
+  it('logs a Mautic user in to the pages with the rights the host granted, and keeps them for the session', async () => {
+    const login = await app.inject({
+      method: 'POST',
+      url: '/service/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ username: SAM.username, password: SAM.password }).toString(),
+    });
+    expect(login.statusCode).toBe(303);
+    const cookie = String(login.headers['set-cookie']).split(';')[0]!;
+    const board = await app.inject({ method: 'GET', url: '/service/board', headers: { cookie, accept: 'text/html' } });
+    expect(board.statusCode).toBe(200);
+    expect(board.body).toContain('Sam Seller');
+    // Sam has no local role: the session holds what Mautic's role mapping granted at login.
+    const user = await db.selectFrom('users').select('role_id').where('id', '=', 6).executeTakeFirstOrThrow();
+    expect(user.role_id).toBeNull();
+    const table = await app.inject({ method: 'GET', url: '/service/deals', headers: { cookie, accept: 'text/html' } });
+    expect(table.statusCode).toBe(200);
+  });
+});
+
 describe('Mautic host: contacts', () => {
   it('find-or-create: creates (201 → created) despite the email: prefix trap, then finds the same contact', async () => {
     const first = await host.contacts.findOrCreateByEmail([{ email: 'ann@acme.example', first_name: 'Ann' }]);

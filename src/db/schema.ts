@@ -187,9 +187,17 @@ export interface EventOutboxTable {
 }
 
 /** Browser sessions of the sales pages (src/http/session.ts). */
+export interface SessionRights {
+  roleId: number;
+  isAdmin: boolean;
+  permissions: string[];
+}
+
 export interface PageSessionsTable {
   token_hash: string;
   user_id: number;
+  /** The actor's rights at login ({roleId, isAdmin, permissions}), used when the user has no local role. */
+  rights: ColumnType<SessionRights, string, string>;
   created_at: Generated<Date>;
   expires_at: Date;
 }

@@ -8,7 +8,9 @@ import type { Actor } from '../host/permissions.js';
  * Browser sessions for the sales pages: a random token in an HttpOnly,
  * SameSite=Lax cookie, of which the database keeps only a SHA-256. Loading a
  * session re-reads the user and role every time, so a deactivated user or a
- * changed role takes effect on the next request, not at expiry.
+ * changed role takes effect on the next request, not at expiry. A user of a
+ * remote host (Mautic) has no local role: the rights the host granted at login
+ * stand for the session's life.
  *
  * The CSRF token is derived from the session token (a keyed hash of it): it is
  * per session, needs no storage, and cannot be computed by a page that cannot
@@ -44,12 +46,16 @@ export class PageSessions {
     private readonly secure: boolean,
   ) {}
 
-  async create(userId: number, reply: FastifyReply): Promise<void> {
+  async create(actor: Actor, reply: FastifyReply): Promise<void> {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
     // Expired rows of anyone go at each login, so the table never grows without bound.
     await this.db.deleteFrom('page_sessions').where('expires_at', '<', new Date()).execute();
-    await this.db.insertInto('page_sessions').values({ token_hash: sha256(token), user_id: userId, expires_at: expiresAt }).execute();
+    const rights = { roleId: actor.roleId, isAdmin: actor.isAdmin, permissions: [...actor.permissions] };
+    await this.db
+      .insertInto('page_sessions')
+      .values({ token_hash: sha256(token), user_id: actor.id, rights: JSON.stringify(rights), expires_at: expiresAt })
+      .execute();
     void reply.setCookie(SESSION_COOKIE, token, {
       path: this.cookiePath,
       httpOnly: true,
@@ -66,20 +72,22 @@ export class PageSessions {
     const row = await this.db
       .selectFrom('page_sessions')
       .innerJoin('users', 'users.id', 'page_sessions.user_id')
-      .innerJoin('roles', 'roles.id', 'users.role_id')
-      .select(['users.id', 'users.name', 'users.username', 'users.role_id', 'roles.is_admin', 'roles.permissions'])
+      .leftJoin('roles', 'roles.id', 'users.role_id')
+      .select(['users.id', 'users.name', 'users.username', 'users.role_id', 'roles.is_admin', 'roles.permissions', 'page_sessions.rights'])
       .where('page_sessions.token_hash', '=', sha256(token))
       .where('page_sessions.expires_at', '>', new Date())
       .where('users.is_active', '=', true)
       .executeTakeFirst();
     if (!row) return null;
+    // A local role is read again (a change applies at once); a remote host's user keeps what the host granted at login.
+    const local = row.role_id !== null && row.is_admin !== null;
     const actor: Actor = {
       id: row.id,
       name: row.name,
       username: row.username,
-      roleId: row.role_id!, // the inner join on roles guarantees it
-      isAdmin: row.is_admin,
-      permissions: new Set(row.permissions),
+      roleId: local ? row.role_id! : row.rights.roleId,
+      isAdmin: local ? row.is_admin! : row.rights.isAdmin,
+      permissions: new Set(local ? row.permissions! : row.rights.permissions),
     };
     return { actor, csrf: csrfTokenFor(token) };
   }

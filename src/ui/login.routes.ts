@@ -73,7 +73,7 @@ export async function loginRoutes(app: FastifyInstance, deps: RouteDeps & { sess
       return sendHtml(reply, loginPage(base, next, username, 'That user name and password do not match.'));
     }
     app.loginLimiter.succeed(attempt);
-    await deps.sessions.create(actor.id, reply);
+    await deps.sessions.create(actor, reply);
     return reply.redirect(next, 303);
   });
 

@@ -90,7 +90,7 @@ async function seedRichDeal(db: Db, owners: number[]): Promise<number> {
   const contacts = await db
     .insertInto('contacts')
     .values(Array.from({ length: 5 }, (_, i) => ({ email: `bench-buyer-${i + 1}@bench.example`, first_name: `Buyer${i + 1}`, last_name: 'Bench', company: 'Acme' })))
-    .onConflict((oc) => oc.expression(sql`lower(email)`).doUpdateSet({ company: 'Acme' }))
+    .onConflict((oc) => oc.expression(sql`lower(email)`).where('deleted_at', 'is', null).doUpdateSet({ company: 'Acme' }))
     .returning('id')
     .execute();
   await db

@@ -102,28 +102,58 @@ describe('deal list', () => {
     expect(badLimit.json().errors[0].details).toHaveProperty('limit');
   });
 
-  it('keeps the maintained counters equal to the rows through creates, moves, reassigns, deletes and user removal', async () => {
+  it('keeps the maintained counters and sums equal to the rows through creates, edits, moves, reopens, reassigns, deletes and user removal', async () => {
     const t = await setupApp();
     const sales = await defaultPipeline(t.db);
+    const won = sales.stages.find((s) => s.type === 'won')!;
+    const lost = sales.stages.find((s) => s.type === 'lost')!;
     const bob = await createUser(t.db, []);
     const ids: number[] = [];
     for (let i = 0; i < 6; i++) ids.push((await createDeal(t.db, { ownerId: i % 2 ? bob.id : 1 })).id);
     await t.call({ method: 'POST', url: `/service/${ids[0]}/stage`, payload: { stage_id: sales.stages[4]!.id } });
+    const edited = await t.call({ method: 'PATCH', url: `/service/${ids[1]}`, payload: { deal: { amount: 1234.5, currency: 'EUR', closeDate: '2026-05-17' } } });
+    expect(edited.statusCode).toBe(200);
+    await t.call({ method: 'POST', url: `/service/${ids[4]}/stage`, payload: { stage_id: won.id } });
+    expect((await t.call({ method: 'PATCH', url: `/service/${ids[4]}`, payload: { deal: { amount: 99 } } })).statusCode).toBe(200);
+    await t.call({ method: 'POST', url: `/service/${ids[5]}/stage`, payload: { stage_id: won.id } });
+    await t.call({ method: 'POST', url: `/service/${ids[5]}/stage`, payload: { stage_id: sales.stages[0]!.id } });
     await t.call({ method: 'POST', url: '/service/deals/batch', payload: { ids: [ids[1], ids[2]], action: 'reassign', owner: bob.id } });
+    expect((await t.call({ method: 'POST', url: `/service/${ids[2]}/stage`, payload: { stage_id: lost.id, lost_reason: 'Budget' } })).statusCode).toBe(200);
     await t.call({ method: 'DELETE', url: `/service/${ids[3]}` });
     await t.db.deleteFrom('users').where('id', '=', bob.id).execute();
 
-    const { rows: drift } = await sql<{ n: number }>`
-      select count(*)::int as n from (
-        select pipeline_id, stage_id, status, coalesce(owner_id, 0) as owner_id, coalesce(created_by_id, 0) as created_by_id, count(*) as deals
-        from deals group by 1, 2, 3, 4, 5
-        except
-        select pipeline_id, stage_id, status, owner_id, created_by_id, sum(deals) from deal_counters
-        group by 1, 2, 3, 4, 5 having sum(deals) <> 0
-      ) missing`.execute(t.db);
-    expect(drift[0]!.n).toBe(0);
+    // Both ways round: no group of the rows missing from the kept figures, and no kept figure without its rows.
+    const drift = async (rows: ReturnType<typeof sql>, kept: ReturnType<typeof sql>) => {
+      const { rows: found } = await sql<{ n: number }>`
+        select (select count(*) from (${rows} except ${kept}) a)::int + (select count(*) from (${kept} except ${rows}) b)::int as n`.execute(t.db);
+      return found[0]!.n;
+    };
+    expect(
+      await drift(
+        sql`select pipeline_id, stage_id, status, coalesce(owner_id, 0), coalesce(created_by_id, 0), currency, count(*), sum(amount)
+            from deals group by 1, 2, 3, 4, 5, 6`,
+        sql`select pipeline_id, stage_id, status, owner_id, created_by_id, currency, sum(deals), sum(amount)
+            from deal_counters group by 1, 2, 3, 4, 5, 6 having sum(deals) <> 0`,
+      ),
+    ).toBe(0);
+    expect(
+      await drift(
+        sql`select pipeline_id, status, stage_id, coalesce(owner_id, 0), currency,
+                   case status when 'open' then date_trunc('month', close_date::timestamp)::date
+                               when 'won' then date_trunc('month', won_at at time zone 'UTC')::date
+                               else date_trunc('month', lost_at at time zone 'UTC')::date end as month,
+                   count(*), sum(amount), round(sum(case when status = 'won' then extract(epoch from won_at - created_at) / 86400 else 0 end), 6)
+            from deals group by 1, 2, 3, 4, 5, 6
+            having bool_and(case status when 'open' then close_date when 'won' then won_at::date else lost_at::date end is not null)`,
+        sql`select pipeline_id, status, stage_id, owner_id, currency, month, sum(deals), sum(amount), round(sum(days), 6)
+            from deal_forecast_sums group by 1, 2, 3, 4, 5, 6 having sum(deals) <> 0`,
+      ),
+    ).toBe(0);
+    // The data above reached every kind of figure the sums keep.
+    const { rows: kinds } = await sql<{ status: string }>`select distinct status from deal_forecast_sums where deals <> 0`.execute(t.db);
+    expect(kinds.map((k) => k.status).sort()).toEqual(['lost', 'open', 'won']);
     expect((await list(t, '')).total).toBe(5);
-    expect((await list(t, 'status=won')).total).toBe(1);
+    expect((await list(t, 'status=won')).total).toBe(2);
   });
 
   it('caps the count with a title search past 1,000 matches and flags it approximate', async () => {

@@ -9,6 +9,7 @@ import { createDispatcher, type DispatcherConfig } from './dispatcher.js';
 import { DELIVER_EVENT_TASK } from './events.js';
 import { createHeartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { DEFAULT_RETENTION_MS, PRUNE_CRONTAB, PRUNE_TASK, pruneDeliveryLog } from './prune.js';
+import { COMPACT_SUMS_CRONTAB, COMPACT_SUMS_TASK, compactKeptSums } from '../domain/deals/kept-sums.js';
 import { queueLogger } from './queue-logger.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry-policy.js';
 
@@ -100,7 +101,7 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
       maxResetLockedInterval: options.resetLockedIntervalMs,
     }),
     logger: queueLogger(logger),
-    crontab: PRUNE_CRONTAB,
+    crontab: [PRUNE_CRONTAB, COMPACT_SUMS_CRONTAB].join('\n'),
     preset: {
       // A small local batch keeps the next job at hand; completions are batched per tick. Failures too: unbatched,
       // graphile-worker does not await recording a failure, and a database outage then ends the process with an unhandled rejection.
@@ -123,6 +124,9 @@ export async function startWorker(options: WorkerOptions): Promise<DeliveryWorke
         const job = payload as Parameters<typeof retryReceive>[1];
         const result = await retryReceive({ db: database.db, ...options.inbound }, job);
         helpers.logger.info(`queued inbound receive written: deal ${result?.answer.deal.id ?? '(source gone)'}`);
+      },
+      [COMPACT_SUMS_TASK]: async () => {
+        logger.info(await compactKeptSums(database.db), 'compacted the deal counters and forecast sums');
       },
       [PRUNE_TASK]: async () => {
         const pruned = await pruneDeliveryLog(database.db, options.retentionMs ?? DEFAULT_RETENTION_MS);

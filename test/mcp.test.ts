@@ -1,7 +1,10 @@
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callTool } from '../src/mcp/deal-tools.js';
+import { createBuiltinHost } from '../src/host/builtin/index.js';
+import { createDatabase } from '../src/db/database.js';
 import { ADMIN, basic, setupApp, type TestContext } from './helpers/app.js';
 import { createDeal, createPipeline, createUser, type TestPipeline, type TestUser } from './helpers/factories.js';
 
@@ -238,6 +241,25 @@ describe('MCP endpoint', () => {
     });
   });
 
+  it('a database outage during a tool is a 503 tool error, not a crash', async () => {
+    // The tool layer over a database server that is down (the HTTP layer would answer 503 before any tool ran).
+    const closed = createServer();
+    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((done) => closed.close(done));
+    const down = createDatabase(`postgres://nobody:nothing@127.0.0.1:${port}/gone`, { max: 1 });
+    try {
+      const admin = { id: 1, name: 'Administrator', username: ADMIN.username, roleId: 1, isAdmin: true, permissions: new Set<string>() };
+      const deps = { db: down.db, host: createBuiltinHost({ db: down.db, config: t.config }), config: t.config, actor: admin, log: t.app.log };
+      const answer = await callTool(deps, 'search_deals', {});
+      expect(answer.isError).toBe(true);
+      expect(answer.structuredContent).toMatchObject({ errors: [{ code: 503, type: 'unavailable', details: { retryAfter: 5 } }] });
+      expect(answer.content).toEqual([{ type: 'text', text: 'The database is unavailable; try again shortly' }]);
+    } finally {
+      await down.destroy();
+    }
+  });
+
   describe('HTTP', () => {
     const initialize = {
       jsonrpc: '2.0',
@@ -277,6 +299,15 @@ describe('MCP endpoint', () => {
       expect(response.headers.get('x-request-id')).toBe('mcp-test-1');
       expect(response.headers.get('mcp-session-id')).toBeNull(); // stateless
       expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'deal-pipeline-service' } } });
+
+      // Stateless: a tools/call needs no initialize before it (curl, scripts).
+      const direct = await fetch(endpoint, {
+        method: 'POST',
+        headers: { ...headers, accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'get_deal', arguments: { deal_id: 2_000_000_000 } } }),
+      });
+      expect(direct.status).toBe(200);
+      expect(await direct.json()).toMatchObject({ id: 'a', result: { isError: true, content: [{ type: 'text', text: 'Deal not found' }] } });
 
       const notAcceptable = await fetch(endpoint, { method: 'POST', headers: { ...headers, accept: 'application/json' }, body: JSON.stringify(initialize) });
       expect(notAcceptable.status).toBe(406);

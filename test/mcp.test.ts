@@ -78,7 +78,7 @@ describe('MCP endpoint', () => {
       expect(tool.description, tool.name).toBeTruthy();
       expect(tool.inputSchema.type).toBe('object');
     }
-    const create = byName.get('create_deal')!.inputSchema as { required?: string[]; properties: { deal: { required: string[]; properties: Record<string, object> } } };
+    const create = byName.get('create_deal')!.inputSchema as unknown as { required?: string[]; properties: { deal: { required: string[]; properties: Record<string, object> } } };
     expect(create.required).toEqual(['deal']);
     expect(create.properties.deal.required).toEqual(['title']);
     expect(create.properties.deal.properties.title).toMatchObject({ type: 'string', maxLength: 255 });
@@ -107,6 +107,7 @@ describe('MCP endpoint', () => {
     ok(await call(client, 'add_task', { deal_id: deal.id, task: { title: 'Send the quote', dueDate: '2026-12-01' } }));
 
     const viewed = ok<{ deal: Deal }>(await call(client, 'get_deal', { deal_id: String(deal.id) })).deal;
+    expect({ deal: viewed }).toEqual((await t.call({ method: 'GET', url: `/service/${deal.id}/view` })).json()); // the REST answer, field for field
     expect(viewed.notes.map((n) => n.body)).toEqual(['<p>Call went well</p>']);
     expect(viewed.tasks).toEqual([expect.objectContaining({ title: 'Send the quote', dueDate: '2026-12-01' })]);
 

@@ -7,12 +7,24 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { listDeals } from '../domain/deals/deals.list.js';
-import { createDealBody, createTaskBody, listQuery, noteBody, stageMoveBody, toNewDealInput } from '../domain/deals/deals.schemas.js';
+import {
+  createDealBody,
+  createTaskBody,
+  dealResponse,
+  listQuery,
+  listResponse,
+  noteBody,
+  noteJson,
+  stageMoveBody,
+  taskJson,
+  toNewDealInput,
+} from '../domain/deals/deals.schemas.js';
 import { createDealAsActor, getDeal, moveDealStage } from '../domain/deals/deals.service.js';
 import { addNote } from '../domain/deals/notes.service.js';
-import { summaryQuery } from '../domain/deals/summary.schemas.js';
+import { summaryJson, summaryQuery } from '../domain/deals/summary.schemas.js';
 import { pipelineSummary } from '../domain/deals/summary.service.js';
 import { createTask } from '../domain/deals/tasks.service.js';
+import { pipelineJson } from '../domain/pipelines/pipelines.schemas.js';
 import { listPipelines } from '../domain/pipelines/pipelines.service.js';
 import type { Actor, PermissionRequirement } from '../host/permissions.js';
 import type { HostPort } from '../host/port.js';
@@ -43,6 +55,12 @@ interface DealTool<S extends z.ZodObject> {
   title: string;
   description: string;
   input: S;
+  /**
+   * The REST route's 200 response schema: the answer is encoded with it, as the route's serializer does. Not
+   * published as the tool's outputSchema: clients check a failure's structuredContent (the error body) against it
+   * too, and the deal schemas would make the tool list several times longer for every agent that reads it.
+   */
+  output: z.ZodObject;
   /** What the REST route declares as its `config.permission`. */
   permission: PermissionRequirement;
   readOnly: boolean;
@@ -62,6 +80,7 @@ export const DEAL_TOOLS: Record<string, DealTool<z.ZodObject>> = {
       'Deals visible to you, 30 at a time (limit up to 200). Filters: search (title contains), pipeline, stage, status (open, won, lost), owner (user id), ' +
       'closeDateFrom/closeDateTo (YYYY-MM-DD); orderBy/orderByDir sort. For the next page pass the answer\'s `next` as `after` with the same filters.',
     input: listQuery.omit({ page: true }),
+    output: listResponse,
     permission: DEAL_PERMISSIONS.view,
     readOnly: true,
     run: ({ db, actor }, query) => listDeals(db, actor, { ...query, page: 1 }) as unknown as Promise<Record<string, unknown>>,
@@ -71,6 +90,7 @@ export const DEAL_TOOLS: Record<string, DealTool<z.ZodObject>> = {
     title: 'View a deal',
     description: 'One deal with its stage, pipeline, buying committee (contacts with role and primary flag), notes and tasks.',
     input: z.object(dealId),
+    output: dealResponse,
     permission: DEAL_PERMISSIONS.view,
     readOnly: true,
     run: async ({ db, host, actor }, args) => ({ deal: await getDeal(db, host, actor, args.deal_id) }),
@@ -82,6 +102,7 @@ export const DEAL_TOOLS: Record<string, DealTool<z.ZodObject>> = {
       'Creates a deal: deal.title is required; amount (decimal, at most 2 places), currency (ISO 4217; default the service\'s), pipeline and stage ' +
       '(ids; default the default pipeline\'s first stage), closeDate (YYYY-MM-DD), owner (user id), customFields. Answers the new deal.',
     input: createDealBody,
+    output: dealResponse,
     permission: 'service:deals:create',
     readOnly: false,
     run: async ({ db, host, config, actor }, body) => ({
@@ -94,6 +115,7 @@ export const DEAL_TOOLS: Record<string, DealTool<z.ZodObject>> = {
     description:
       'Moves a deal to stage_id (a stage of its pipeline; list_pipelines shows them). A won or lost stage closes the deal; lost_reason says why it was lost.',
     input: stageMoveBody.extend(dealId),
+    output: dealResponse,
     permission: DEAL_PERMISSIONS.edit,
     readOnly: false,
     run: async ({ db, actor }, args) => ({
@@ -105,6 +127,7 @@ export const DEAL_TOOLS: Record<string, DealTool<z.ZodObject>> = {
     title: 'Add a note to a deal',
     description: 'Adds note.body (text or simple HTML; anything else is removed) to a deal.',
     input: noteBody.extend(dealId),
+    output: z.object({ note: noteJson }),
     permission: DEAL_PERMISSIONS.edit,
     readOnly: false,
     run: async ({ db, actor }, args) => ({ note: await addNote(db, actor, args.deal_id, args.note.body) }),
@@ -114,6 +137,7 @@ export const DEAL_TOOLS: Record<string, DealTool<z.ZodObject>> = {
     title: 'Add a task to a deal',
     description: 'Adds a task to a deal: task.title is required; task.dueDate (YYYY-MM-DD) and task.assignee (user id) are optional.',
     input: createTaskBody.extend(dealId),
+    output: z.object({ task: taskJson }),
     permission: DEAL_PERMISSIONS.edit,
     readOnly: false,
     run: async ({ db, host, actor }, args) => ({ task: await createTask(db, host, actor, args.deal_id, args.task) }),
@@ -123,6 +147,7 @@ export const DEAL_TOOLS: Record<string, DealTool<z.ZodObject>> = {
     title: 'List pipelines',
     description: 'The pipelines visible to you with their ordered stages (ids, names, open/won/lost type, probability).',
     input: z.object({}),
+    output: z.object({ pipelines: z.array(pipelineJson) }),
     permission: pipelinesView,
     readOnly: true,
     run: async ({ db, actor }) => ({ pipelines: await listPipelines(db, actor) }),
@@ -134,6 +159,7 @@ export const DEAL_TOOLS: Record<string, DealTool<z.ZodObject>> = {
       'Count, amount and probability-weighted amount per stage and for the whole pipeline, per currency, over the deals you may see. ' +
       'status: open (default), won, lost or all; owner and search (title contains) narrow it.',
     input: summaryQuery.extend({ pipeline_id: id.describe('The pipeline id') }),
+    output: z.object({ summary: summaryJson }),
     permission: pipelinesView,
     readOnly: true,
     run: async ({ db, actor }, { pipeline_id: pipelineId, ...filters }) => ({
@@ -164,7 +190,8 @@ export async function callTool(deps: ToolDeps, name: string, args: unknown): Pro
   try {
     if (!definition) throw new NotFoundError(`Tool ${name}`);
     assertPermitted(deps.actor, definition.permission);
-    return success(await definition.run(deps, parseArguments(name, definition.input, args) as never));
+    const result = await definition.run(deps, parseArguments(name, definition.input, args) as never);
+    return success(z.encode(definition.output, result) as Record<string, unknown>);
   } catch (error) {
     const mapped = toAppError(error as never);
     if (mapped && (mapped.statusCode < 500 || mapped.statusCode === 503)) {

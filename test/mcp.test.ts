@@ -310,6 +310,20 @@ describe('MCP endpoint', () => {
       expect(direct.status).toBe(200);
       expect(await direct.json()).toMatchObject({ id: 'a', result: { isError: true, content: [{ type: 'text', text: 'Deal not found' }] } });
 
+      const notification = await fetch(endpoint, {
+        method: 'POST',
+        headers: { ...headers, accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      });
+      expect(notification.status).toBe(202);
+      const noMethod = await fetch(endpoint, {
+        method: 'POST',
+        headers: { ...headers, accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2 }),
+      });
+      expect(noMethod.status).toBe(422);
+      expect((await noMethod.json()).errors[0]).toMatchObject({ code: 422, details: { method: [expect.any(String)] } });
+
       const notAcceptable = await fetch(endpoint, { method: 'POST', headers: { ...headers, accept: 'application/json' }, body: JSON.stringify(initialize) });
       expect(notAcceptable.status).toBe(406);
       expect((await notAcceptable.json()).errors[0]).toMatchObject({ code: 406, type: 'not_acceptable' });

@@ -9,10 +9,11 @@ import { AppError } from '../http/errors.js';
 import { actorOf } from '../http/guard.js';
 
 const jsonRpcId = z.union([z.string(), z.number().int()]);
+/** A request (with an id) or a notification (without); this server sends no requests, so clients send no responses. */
 const jsonRpcMessage = z.looseObject({
   jsonrpc: z.literal('2.0'),
-  id: jsonRpcId.optional(),
-  method: z.string().max(200).optional().describe('initialize, tools/list, tools/call, ...'),
+  id: jsonRpcId.optional().describe('Absent for a notification'),
+  method: z.string().min(1).max(200).describe('initialize, tools/list, tools/call, ping, notifications/initialized, ...'),
   params: z.record(z.string(), z.unknown()).optional(),
 });
 const jsonRpcReply = z.looseObject({
@@ -47,10 +48,11 @@ export const mcpRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, hos
           `Send \`Accept: ${NEEDED_ACCEPT.join(', ')}\`. Stateless: no Mcp-Session-Id; GET (a server-sent event stream) is not offered. ` +
           `Tools: ${Object.keys(DEAL_TOOLS).join(', ')}. A tool that fails (validation, permission, not found, conflict, unavailable) ` +
           'answers 200 with a tool result marked isError whose text is the error message and whose structuredContent is the error body.',
-        body: z.union([jsonRpcMessage, z.array(jsonRpcMessage).min(1).max(100)]),
+        // One message per POST: the protocol has had no JSON-RPC batches since its 2025-06-18 revision.
+        body: jsonRpcMessage,
         response: {
           200: jsonRpcReply.describe('The JSON-RPC answer (to a request), with the tool result for tools/call'),
-          202: z.null().describe('Accepted: a notification or response, which has no answer'),
+          202: z.null().describe('Accepted: only notifications were sent, so there is nothing to answer (no body)'),
           400: jsonRpcReply.describe('A message the MCP SDK cannot read (a JSON-RPC error body)'),
           403: errorBodySchema.describe('A cross-site request refused'),
           406: errorBodySchema.describe(`Accept does not list ${NEEDED_ACCEPT.join(' and ')}`),

@@ -251,7 +251,7 @@ describe('MCP endpoint', () => {
     const down = createDatabase(`postgres://nobody:nothing@127.0.0.1:${port}/gone`, { max: 1 });
     try {
       const admin = { id: 1, name: 'Administrator', username: ADMIN.username, roleId: 1, isAdmin: true, permissions: new Set<string>() };
-      const deps = { db: down.db, host: createBuiltinHost({ db: down.db, config: t.config }), config: t.config, actor: admin, log: t.app.log };
+      const deps = { db: down.db, host: createBuiltinHost({ db: down.db, config: t.config }), config: t.config, actor: admin, log: t.app.log, requestId: 'outage-test' };
       const answer = await callTool(deps, 'search_deals', {});
       expect(answer.isError).toBe(true);
       expect(answer.structuredContent).toMatchObject({ errors: [{ code: 503, type: 'unavailable', details: { retryAfter: 5 } }] });
@@ -323,6 +323,14 @@ describe('MCP endpoint', () => {
       });
       expect(noMethod.status).toBe(422);
       expect((await noMethod.json()).errors[0]).toMatchObject({ code: 422, details: { method: [expect.any(String)] } });
+
+      const nul = await fetch(endpoint, {
+        method: 'POST',
+        headers: { ...headers, accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'add_note', arguments: { deal_id: 1, note: { body: 'a\u0000b' } } } }),
+      });
+      expect(nul.status).toBe(422);
+      expect((await nul.json()).errors[0].details).toEqual({ 'params[arguments][note][body]': ['Must not contain NUL characters'] });
 
       const notAcceptable = await fetch(endpoint, { method: 'POST', headers: { ...headers, accept: 'application/json' }, body: JSON.stringify(initialize) });
       expect(notAcceptable.status).toBe(406);

@@ -49,6 +49,8 @@ export interface ToolDeps {
   config: Config;
   actor: Actor;
   log: FastifyBaseLogger;
+  /** The HTTP request's id, named in an unexpected failure as the REST error body names it. */
+  requestId: string;
 }
 
 interface DealTool<S extends z.ZodObject> {
@@ -199,7 +201,7 @@ export async function callTool(deps: ToolDeps, name: string, args: unknown): Pro
       return failure(mapped);
     }
     deps.log.error({ err: error, tool: name }, 'unhandled error in an MCP tool');
-    return failure(new AppError(500, 'server_error', 'Something went wrong on our side', {}));
+    return failure(new AppError(500, 'server_error', 'Something went wrong on our side', { requestId: deps.requestId }));
   }
 }
 

@@ -69,7 +69,7 @@ export const mcpRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, hos
         throw new AppError(406, 'not_acceptable', `Accept must list ${NEEDED_ACCEPT.join(' and ')} (MCP Streamable HTTP)`);
       }
 
-      const server = dealToolServer({ db, host, config, actor: actorOf(request), log: request.log }, '1.0.0');
+      const server = dealToolServer({ db, host, config, actor: actorOf(request), log: request.log, requestId: request.id }, '1.0.0');
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       // From here the SDK writes the answer; the headers set so far (X-Request-Id) go with it.
       reply.hijack();

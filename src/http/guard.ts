@@ -44,6 +44,11 @@ export function actorOf(request: FastifyRequest): Actor {
   return request.actor;
 }
 
+/** The one permission check: routes through their `config.permission`, the MCP tools through each tool's own. */
+export function assertPermitted(actor: Actor, requirement: PermissionRequirement | undefined): void {
+  if (requirement && !canAny(actor, requirement)) throw new ForbiddenError();
+}
+
 const FAILURE_WINDOW_MS = 60_000;
 const LOGIN_FAILURE = 'login-failure';
 const LOGIN_SUCCESS = 'login-success';
@@ -234,7 +239,7 @@ async function guard(app: FastifyInstance, options: GuardOptions): Promise<void>
     if (options.assertions && typeof assertion === 'string') {
       // The host authenticated its user; the assertion's signature, age and single use stand for the credentials.
       request.actor = await options.assertions.verify(assertion);
-      if (config.permission && !canAny(request.actor, config.permission)) throw new ForbiddenError();
+      assertPermitted(request.actor, config.permission);
       return;
     }
 
@@ -245,7 +250,7 @@ async function guard(app: FastifyInstance, options: GuardOptions): Promise<void>
       request.actor = session.actor;
       request.pageSession = session;
       assertSameOrigin(request, publicOrigin);
-      if (config.permission && !canAny(request.actor, config.permission)) throw new ForbiddenError();
+      assertPermitted(request.actor, config.permission);
       return;
     }
     const attempt = attemptOf(header, request.ip);
@@ -269,7 +274,7 @@ async function guard(app: FastifyInstance, options: GuardOptions): Promise<void>
     limiter.succeed(attempt);
 
     assertSameOrigin(request, publicOrigin);
-    if (config.permission && !canAny(request.actor!, config.permission)) throw new ForbiddenError();
+    assertPermitted(request.actor!, config.permission);
   });
 
   // A session cookie rides along on any request the browser makes, so a state-changing page request must

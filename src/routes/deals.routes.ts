@@ -8,6 +8,7 @@ import {
   listQuery,
   listResponse,
   toDealInput,
+  toNewDealInput,
   updateDealBody,
 } from '../domain/deals/deals.schemas.js';
 import { createDealAsActor, deleteDealAsActor, getDeal, updateDealAsActor } from '../domain/deals/deals.service.js';
@@ -51,12 +52,7 @@ export const dealRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =>
       schema: { tags, summary: 'Create a deal', body: createDealBody, response: { 200: dealResponse } },
     },
     async (request, reply) => {
-      const fields = request.body.deal;
-      const deal = await createDealAsActor(db, host, actorOf(request), {
-        ...toDealInput(fields),
-        title: fields.title,
-        currency: fields.currency ?? deps.config.DEFAULT_CURRENCY,
-      });
+      const deal = await createDealAsActor(db, host, actorOf(request), toNewDealInput(request.body.deal, deps.config.DEFAULT_CURRENCY));
       void reply.header('Location', `${baseUrl}/service/${deal.id}/view`);
       return { deal };
     },

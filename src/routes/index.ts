@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { RouteDeps } from './deps.js';
 import { dealRoutes } from './deals.routes.js';
 import { inboundRoutes } from './inbound.routes.js';
+import { mcpRoutes } from './mcp.routes.js';
 import { metaRoutes } from './meta.routes.js';
 import { pipelineRoutes } from './pipelines.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
@@ -22,4 +23,5 @@ export async function routes(app: FastifyInstance, deps: RouteDeps): Promise<voi
   await app.register(dealRoutes, deps);
   await app.register(inboundRoutes, deps);
   await app.register(webhookRoutes, deps);
+  await app.register(mcpRoutes, deps);
 }

@@ -43,6 +43,11 @@ export function toDealInput<T extends Partial<DealFieldsInput>>(fields: T) {
   };
 }
 
+/** A create body's fields → the service's input; a deal without a currency takes the configured default. */
+export function toNewDealInput(fields: DealFieldsInput, defaultCurrency: string) {
+  return { ...toDealInput(fields), title: fields.title, currency: fields.currency ?? defaultCurrency };
+}
+
 export const stageMoveBody = z.object({
   stage_id: id,
   lost_reason: nullable(text(1, 255)).optional(),

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { setupApp, type TestContext } from './helpers/app.js';
 import { createPipeline, createRole, createUser, defaultPipeline } from './helpers/factories.js';
 import { SOURCE_TTL_MS } from '../src/domain/inbound/receive.service.js';
@@ -140,14 +140,22 @@ describe('inbound sources: management', () => {
     const { id, secret } = (await t.call({ method: 'POST', url: `${BASE}/new`, payload: { source: { name: 'S' } } })).json().source;
     expect((await receive(t, id, secret, '{"title":"first"}')).statusCode).toBe(200);
     await t.db.updateTable('inbound_sources').set({ enabled: false }).where('id', '=', id).execute();
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-    // Past half its time the cached copy still answers, and is read again behind the scenes ...
-    await sleep(SOURCE_TTL_MS / 2 + 50);
-    expect((await receive(t, id, secret, '{"title":"second"}')).statusCode).toBe(200);
-    // ... so the change shows before the copy would have run out.
-    await sleep(100);
-    expect((await receive(t, id, secret, '{"title":"third"}')).statusCode).toBe(404);
+    // The cache's clock is set, not waited for, so a slow machine cannot push the copy past its time.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      // Past half its time the cached copy still answers, and is read again behind the scenes ...
+      vi.setSystemTime(Date.now() + SOURCE_TTL_MS / 2 + 50);
+      expect((await receive(t, id, secret, '{"title":"second"}')).statusCode).toBe(200);
+      // ... so the change shows while the copy, by the clock, has not run out.
+      let status = 200;
+      for (let tries = 0; tries < 100 && status === 200; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        status = (await receive(t, id, secret, `{"title":"third ${tries}"}`)).statusCode;
+      }
+      expect(status).toBe(404);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('rotation: new secret shown once, old one valid until its 24 h window ends', async () => {

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { currentQuarter, pipelineForecast, type Forecast } from '../domain/deals/forecast.service.js';
-import { listPipelines, type PipelineJson } from '../domain/pipelines/pipelines.service.js';
+import { defaultFirst, listPipelines } from '../domain/pipelines/pipelines.service.js';
 import { NotFoundError } from '../http/errors.js';
 import { id } from '../http/schemas.js';
 import type { UiOptions } from './index.js';
@@ -32,9 +32,6 @@ export function periodOf(query: PageQuery): { from: string; to: string } {
   const quarter = currentQuarter();
   return { from: query.from ? `${query.from}-01` : quarter.from, to: query.to ? lastDayOf(query.to) : quarter.to };
 }
-
-/** Visible pipelines, the default one first. */
-const defaultFirst = (pipelines: PipelineJson[]) => [...pipelines].sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
 
 export async function forecastRoutes(app: FastifyInstance, deps: UiOptions): Promise<void> {
   const { db } = deps;

@@ -197,6 +197,21 @@ describe('forecast page', () => {
     expect(await page.locator('.chart').count()).toBe(0);
   });
 
+  it('answers bad input with words, never a 500', async () => {
+    const html = { accept: 'text/html' };
+    const month = await t.call({ method: 'GET', url: '/service/forecast?from=2026-13&to=2026-02', headers: html });
+    expect(month.statusCode).toBe(422);
+    expect(month.body).toContain('Must be a month in YYYY-MM format');
+    expect(month.body).toContain('value="2026-13"');
+    const long = await t.call({ method: 'GET', url: '/service/forecast?from=2023-01&to=2026-03', headers: html });
+    expect(long.statusCode).toBe(422);
+    expect(long.body).toContain('at most 36 months');
+    expect((await t.call({ method: 'GET', url: '/service/forecast?pipeline=999999', headers: html })).statusCode).toBe(404);
+    expect((await t.call({ method: 'GET', url: '/service/forecast.csv?from=2026-1', headers: html })).statusCode).toBe(422);
+    expect((await t.call({ method: 'GET', url: '/service/forecast.csv?pipeline=999999', headers: html })).statusCode).toBe(404);
+    expect((await t.call({ method: 'GET', url: '/service/forecast.csv?from=2026-03&to=2026-01', headers: html })).statusCode).toBe(422);
+  });
+
   it('refuses a user who may not view deals (403, no link)', async () => {
     const { page } = t;
     await t.logout();

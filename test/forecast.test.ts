@@ -103,6 +103,84 @@ describe('GET /service/pipelines/{id}/forecast', () => {
     expect(nobody!.currencies[0]).toMatchObject({ currency: 'USD', open: { count: 1, amount: 50, weighted: 5 } });
   });
 
+  it('answers every owner’s figures in full, month by month', async () => {
+    const body = (await forecast()).json().forecast;
+    expect(body.pipeline).toEqual({ id: pipeline.id, name: pipeline.name });
+    const usd = (figures: object) => ({ currency: 'USD', lost: { count: 0 }, winRate: null, averageDaysToWin: null, ...figures });
+    const open = (count: number, amount: number, weighted: number) => ({ open: { count, amount, weighted }, won: { count: 0, amount: 0 } });
+    const won = (count: number, amount: number) => ({ open: { count: 0, amount: 0, weighted: 0 }, won: { count, amount } });
+    expect(body.owners).toEqual([
+      {
+        owner: { id: ann.id, name: 'Ann' },
+        currencies: [
+          {
+            currency: 'EUR',
+            ...open(1, 300.5, 150.25), // 300.50 × 50 %
+            lost: { count: 0 },
+            winRate: null,
+            averageDaysToWin: null,
+            months: [{ month: '2026-01', ...none }, { month: '2026-02', ...none }, { month: '2026-03', ...open(1, 300.5, 150.25) }],
+          },
+          usd({
+            open: { count: 1, amount: 1000, weighted: 100 }, // 1000 × 10 %; the 999 closing in April is outside
+            won: { count: 1, amount: 5000 },
+            winRate: 1, // 1 won, 0 lost
+            averageDaysToWin: 41, // 1 Jan → 11 Feb
+            months: [{ month: '2026-01', ...open(1, 1000, 100) }, { month: '2026-02', ...won(1, 5000) }, { month: '2026-03', ...none }],
+          }),
+        ],
+      },
+      {
+        owner: { id: bob.id, name: 'Bob' },
+        currencies: [
+          usd({
+            open: { count: 1, amount: 2000, weighted: 1000 }, // 2000 × 50 %
+            won: { count: 1, amount: 1500 }, // the 100 won on 31 Dec 2025 is outside
+            lost: { count: 1 },
+            winRate: 0.5,
+            averageDaysToWin: 20.5, // 1 Feb 00:00 → 21 Feb 12:00
+            // A lost deal counts in the win rate only: months carry open and won figures.
+            months: [{ month: '2026-01', ...open(1, 2000, 1000) }, { month: '2026-02', ...won(1, 1500) }, { month: '2026-03', ...none }],
+          }),
+        ],
+      },
+      {
+        owner: { id: cid.id, name: 'Cid' },
+        currencies: [
+          usd({
+            ...open(1, 400, 200),
+            months: [{ month: '2026-01', ...none }, { month: '2026-02', ...open(1, 400, 200) }, { month: '2026-03', ...none }],
+          }),
+        ],
+      },
+      {
+        owner: null,
+        currencies: [
+          usd({ ...open(1, 50, 5), months: [{ month: '2026-01', ...none }, { month: '2026-02', ...open(1, 50, 5) }, { month: '2026-03', ...none }] }),
+        ],
+      },
+    ]);
+  });
+
+  it('includes the first and the last day of the period whole', async () => {
+    // Won at 00:00 on 11 Feb: a period of that one day holds it.
+    const first = (await forecast('from=2026-02-11&to=2026-02-11')).json().forecast;
+    expect(first.months).toEqual(['2026-02']);
+    expect(first.totals).toEqual([
+      { currency: 'USD', open: { count: 0, amount: 0, weighted: 0 }, won: { count: 1, amount: 5000 }, lost: { count: 0 }, winRate: 1, averageDaysToWin: 41, months: [{ month: '2026-02', open: { count: 0, amount: 0, weighted: 0 }, won: { count: 1, amount: 5000 } }] },
+    ]);
+    // Won at 12:00 on 21 Feb: a period ending that day still holds it.
+    const last = (await forecast('from=2026-02-12&to=2026-02-21')).json().forecast;
+    expect(last.totals[0]).toMatchObject({ currency: 'USD', won: { count: 1, amount: 1500 }, winRate: 1, averageDaysToWin: 20.5, open: { count: 0 } });
+    // An expected close date on the period's only day.
+    const close = (await forecast('from=2026-01-31&to=2026-01-31')).json().forecast;
+    expect(close.totals.map((c: { currency: string; open: object; won: object }) => [c.currency, c.open, c.won])).toEqual([
+      ['USD', { count: 1, amount: 2000, weighted: 1000 }, { count: 0, amount: 0 }],
+    ]);
+    // Nothing closes, is won or lost between 22 and 28 Feb.
+    expect((await forecast('from=2026-02-22&to=2026-02-28')).json().forecast).toMatchObject({ totals: [], owners: [] });
+  });
+
   it('agrees with the deal list on what an own-deals seller sees', async () => {
     const mine = (await forecast(undefined, cid)).json().forecast;
     expect(mine.totals).toHaveLength(1);

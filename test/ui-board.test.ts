@@ -134,6 +134,41 @@ describe('board', () => {
     expect(new Set(titles).size).toBe(120); // no card twice, none skipped
   });
 
+  it('switches pipeline with the switcher, the default pipeline first', async () => {
+    const { page } = t;
+    const partners = await createPipeline(t.db, {
+      name: 'Partners',
+      stages: [
+        { name: 'Referred', type: 'open' },
+        { name: 'Qualified', type: 'open' },
+        { name: 'Signed', type: 'won' },
+        { name: 'Dropped', type: 'lost' },
+      ],
+    });
+    const referral = await createDeal(t.db, { title: 'Partner referral', amount: '3300', stageId: partners.stages[0]!.id });
+    const options = async () => page.locator('select[name=pipeline] option').evaluateAll((os) => os.map((o) => [(o as HTMLOptionElement).value, o.textContent]));
+    await page.goto(`${t.origin}/service/board`);
+    expect(await options()).toEqual([[String(pipeline.id), pipeline.name], [String(partners.id), 'Partners']]);
+    // Made the default, the newer pipeline is offered first and opens first.
+    expect((await t.call({ method: 'POST', url: `/service/pipelines/${partners.id}/edit`, payload: { pipeline: { isDefault: true } } })).statusCode).toBe(200);
+    await page.goto(`${t.origin}/service/board`);
+    expect(await options()).toEqual([[String(partners.id), 'Partners'], [String(pipeline.id), pipeline.name]]);
+    await expect(page.locator('select[name=pipeline]').inputValue()).resolves.toBe(String(partners.id));
+    await t.call({ method: 'POST', url: `/service/pipelines/${pipeline.id}/edit`, payload: { pipeline: { isDefault: true } } });
+    await page.goto(`${t.origin}/service/board`);
+    expect((await options())[0]).toEqual([String(pipeline.id), pipeline.name]);
+    await Promise.all([page.waitForURL(new RegExp(`pipeline=${partners.id}`)), page.selectOption('select[name=pipeline]', String(partners.id))]);
+    await expect(page.locator('.column h2').evaluateAll((hs) => hs.map((h) => h.firstChild!.textContent!.trim()))).resolves.toEqual(['Referred', 'Qualified']);
+    await expect(page.locator(`#cards-${partners.stages[0]!.id} #deal-${referral.id}`).count()).resolves.toBe(1);
+    expect(await page.locator('.card', { hasText: 'Lost cause' }).count()).toBe(0);
+    await expect(page.locator('.drop-zone').allTextContents()).resolves.toEqual([expect.stringContaining('Signed'), expect.stringContaining('Dropped')]);
+    await expect(page.locator('select[name=pipeline]').inputValue()).resolves.toBe(String(partners.id));
+    // And back: the default pipeline's columns again.
+    await Promise.all([page.waitForURL(new RegExp(`pipeline=${pipeline.id}`)), page.selectOption('select[name=pipeline]', String(pipeline.id))]);
+    await expect(page.locator('.column').count()).resolves.toBe(pipeline.stages.filter((s) => s.type === 'open').length);
+    expect(await page.locator(`#deal-${referral.id}`).count()).toBe(0);
+  });
+
   it('shows figures per currency, overdue and idle marks (and the README screenshot)', async () => {
     const enterprise = await createPipeline(t.db, {
       name: 'Enterprise',

@@ -15,6 +15,7 @@ beforeAll(async () => {
   dealId = (await createDeal(t.db, { title: XSS_TITLE, amount: '48000', closeDate: '2026-12-15', stageId: pipeline.stages[1]!.id })).id;
   await createContact(t.db, { email: 'ann@acme.example', first_name: 'Ann', last_name: `Lee<svg onload=alert('contact')>`, company: 'Acme' });
   await createContact(t.db, { email: 'bob@acme.example', first_name: 'Bob', last_name: 'Stone', company: 'Acme' });
+  await createContact(t.db, { email: 'cara@acme.example', first_name: 'Cara', last_name: 'Moss', company: 'Acme' });
   await t.login();
   await t.page.goto(`${t.origin}/service/${dealId}/view`);
 });
@@ -53,6 +54,30 @@ describe('deal page', () => {
     ]);
   });
 
+  it('removes a committee member after a second click, keeping the others', async () => {
+    const { page } = t;
+    await page.fill('#committee input[name=q]', 'cara@');
+    const result = page.locator('#contact-results li').first();
+    await result.waitFor();
+    await result.locator('button').click();
+    const cara = page.locator('#committee > ul.list > li', { hasText: 'cara@acme.example' });
+    await cara.waitFor();
+    expect((await t.call({ method: 'GET', url: `/service/${dealId}/view` })).json().deal.contacts).toHaveLength(3);
+    const remove = cara.locator('button', { hasText: 'Remove' });
+    await remove.click();
+    // The first click only arms the button: nothing is removed yet.
+    await expect(remove.textContent()).resolves.toBe('Click again to remove');
+    expect((await t.call({ method: 'GET', url: `/service/${dealId}/view` })).json().deal.contacts).toHaveLength(3);
+    await remove.click();
+    await cara.waitFor({ state: 'detached' });
+    await expect(page.locator('#committee li', { hasText: 'Bob Stone' }).locator('.primary-mark').count()).resolves.toBe(1);
+    const members = (await t.call({ method: 'GET', url: `/service/${dealId}/view` })).json().deal.contacts;
+    expect(members.map((m: { contact: { email: string }; is_primary: boolean }) => [m.contact.email, m.is_primary])).toEqual([
+      ['bob@acme.example', true],
+      ['ann@acme.example', false],
+    ]);
+  });
+
   it('renders a note’s safe HTML and runs none of its script', async () => {
     const { page } = t;
     await page.fill('textarea[name="note[body]"]', `<p>Called, <b>keen</b></p><script>alert('script')</script><img src=x onerror="alert('img')"><a href="javascript:alert('link')">x</a>`);
@@ -76,6 +101,29 @@ describe('deal page', () => {
     await page.locator('#tasks li .done', { hasText: 'Send the quote' }).waitFor();
     const tasks = (await t.call({ method: 'GET', url: `/service/${dealId}/view` })).json().deal.tasks;
     expect(tasks).toMatchObject([{ title: 'Send the quote', dueDate: '2026-12-01', isCompleted: true }]);
+  });
+
+  it('reopens a completed task, and deletes another after a second click', async () => {
+    const { page } = t;
+    const quote = page.locator('#tasks li', { hasText: 'Send the quote' });
+    await quote.locator('button', { hasText: 'Reopen' }).click();
+    await page.locator('#tasks li', { hasText: 'Send the quote' }).locator('button', { hasText: 'Complete' }).waitFor();
+    expect(await page.locator('#tasks .done').count()).toBe(0);
+    expect((await t.call({ method: 'GET', url: `/service/${dealId}/view` })).json().deal.tasks).toMatchObject([{ title: 'Send the quote', isCompleted: false }]);
+
+    await page.fill('#tasks input[name="task[title]"]', 'Book a call by mistake');
+    await page.click('#tasks form button.primary');
+    const mistake = page.locator('#tasks li', { hasText: 'Book a call by mistake' });
+    await mistake.waitFor();
+    const remove = mistake.locator('button', { hasText: 'Delete' });
+    await remove.click();
+    await expect(remove.textContent()).resolves.toBe('Click again to delete');
+    expect((await t.call({ method: 'GET', url: `/service/${dealId}/view` })).json().deal.tasks).toHaveLength(2);
+    await remove.click();
+    await mistake.waitFor({ state: 'detached' });
+    const tasks = (await t.call({ method: 'GET', url: `/service/${dealId}/view` })).json().deal.tasks;
+    expect(tasks.map((task: { title: string; isCompleted: boolean }) => [task.title, task.isCompleted])).toEqual([['Send the quote', false]]);
+    await expect(page.locator('#tasks li').count()).resolves.toBe(1);
   });
 
   it('shows a validation error next to the field and keeps what was typed', async () => {

@@ -6,7 +6,7 @@ import { createDealBody, stageMoveBody, toDealInput } from '../domain/deals/deal
 import { createDealAsActor, moveDealStage } from '../domain/deals/deals.service.js';
 import { pipelineSummary } from '../domain/deals/summary.service.js';
 import { summaryQuery } from '../domain/deals/summary.schemas.js';
-import { listPipelines, type PipelineJson } from '../domain/pipelines/pipelines.service.js';
+import { defaultFirst, listPipelines, type PipelineJson } from '../domain/pipelines/pipelines.service.js';
 import { NotFoundError, ValidationError } from '../http/errors.js';
 import { id } from '../http/schemas.js';
 import type { UiOptions } from './index.js';
@@ -58,7 +58,8 @@ export async function boardRoutes(app: FastifyInstance, deps: UiOptions): Promis
     const v = view(request);
     const parsed = boardQuery.safeParse(request.query);
     const query = parsed.success ? parsed.data : { status: 'open' as const };
-    const pipelines = await listPipelines(db, v.actor);
+    // The switcher offers the default pipeline first.
+    const pipelines = defaultFirst(await listPipelines(db, v.actor));
     if (pipelines.length === 0) return sendHtml(reply, layout(v, 'Board', html`<p class="panel">No pipeline is visible to you.</p>`, '/service/board'));
     const pipeline = chosenPipeline(pipelines, 'pipeline' in query ? query.pipeline : undefined);
     const filters: BoardFilters = { pipeline: pipeline.id, status: query.status, owner: 'owner' in query ? query.owner : undefined, search: 'search' in query ? query.search : undefined };

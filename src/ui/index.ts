@@ -6,6 +6,7 @@ import type { RouteDeps } from '../routes/deps.js';
 import type { PageSessions } from '../http/session.js';
 import { boardRoutes } from './board.routes.js';
 import { dealPageRoutes } from './deal.routes.js';
+import { forecastRoutes } from './forecast.routes.js';
 import { loginRoutes } from './login.routes.js';
 import type { PageTable } from './negotiation.js';
 import { tableRoutes } from './table.routes.js';
@@ -36,7 +37,10 @@ const own = (name: string) => {
 const ASSETS: Record<string, { file: string | URL; type: string }> = {
   'htmx.min.js': { file: require.resolve('htmx.org/dist/htmx.min.js'), type: 'text/javascript' },
   'sortable.min.js': { file: require.resolve('sortablejs/Sortable.min.js'), type: 'text/javascript' },
+  'uplot.min.js': { file: require.resolve('uplot/dist/uPlot.iife.min.js'), type: 'text/javascript' },
+  'uplot.min.css': { file: require.resolve('uplot/dist/uPlot.min.css'), type: 'text/css' },
   'app.js': { file: own('app.js'), type: 'text/javascript' },
+  'forecast.js': { file: own('forecast.js'), type: 'text/javascript' },
   'app.css': { file: own('app.css'), type: 'text/css' },
 };
 
@@ -59,4 +63,5 @@ export async function uiPages(app: FastifyInstance, options: UiOptions): Promise
   await app.register(boardRoutes, options);
   await app.register(dealPageRoutes, options);
   await app.register(tableRoutes, options);
+  await app.register(forecastRoutes, options);
 }

@@ -51,8 +51,21 @@ export const csrfField = (view: { csrf: string }) => html`<input type="hidden" n
 
 const HTMX_CONFIG = '{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"selfRequestsOnly":true}';
 
-export function layout(view: View | { base: string; csrf: string; actor?: undefined }, title: string, body: Renderable, current = ''): Html {
+/** Scripts and styles (served names under /service/assets/) that one page needs beyond the common ones. */
+export interface PageAssets {
+  scripts?: string[];
+  styles?: string[];
+}
+
+export function layout(
+  view: View | { base: string; csrf: string; actor?: undefined },
+  title: string,
+  body: Renderable,
+  current = '',
+  assets: PageAssets = {},
+): Html {
   const { base } = view;
+  const mayViewDeals = view.actor ? can(view.actor, 'service:deals:viewown') || can(view.actor, 'service:deals:viewother') : false;
   const nav = (path: string, label: string) =>
     html`<a href="${base}${path}" class="${current === path ? 'active' : ''}">${label}</a>`;
   return html`<!doctype html>
@@ -64,16 +77,19 @@ export function layout(view: View | { base: string; csrf: string; actor?: undefi
 <meta name="csrf-token" content="${view.csrf}">
 <meta name="htmx-config" content="${HTMX_CONFIG}">
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="${base}/service/assets/app.css">
+${(assets.styles ?? []).map((name) => html`<link rel="stylesheet" href="${base}/service/assets/${name}">
+`)}<link rel="stylesheet" href="${base}/service/assets/app.css">
 <script src="${base}/service/assets/htmx.min.js" defer></script>
 <script src="${base}/service/assets/sortable.min.js" defer></script>
 <script src="${base}/service/assets/app.js" defer></script>
+${(assets.scripts ?? []).map((name) => html`<script src="${base}/service/assets/${name}" defer></script>
+`)}
 </head>
 <body>
 <header class="topbar">
   <a class="brand" href="${base}/service/board">Deals</a>
   ${view.actor
-    ? html`<nav>${nav('/service/board', 'Board')}${nav('/service/deals', 'All deals')}</nav>
+    ? html`<nav>${nav('/service/board', 'Board')}${nav('/service/deals', 'All deals')}${mayViewDeals ? nav('/service/forecast', 'Forecast') : ''}</nav>
   <div class="who"><span>${view.actor.name}</span>
     <form method="post" action="${base}/service/logout">${csrfField(view)}<button class="link">Log out</button></form></div>`
     : ''}

@@ -19,6 +19,7 @@ const filterParams = (q: DealListQuery) => ({
   status: q.status,
   owner: q.owner,
   pipeline: q.pipeline,
+  stage: q.stage,
   limit: q.limit === 30 ? undefined : q.limit,
 });
 
@@ -60,6 +61,12 @@ export function tablePage(view: View, data: TableData): Html {
     ${data.users.map((u) => html`<option value="${u.id}"${attr('selected', u.id === q.owner)}>${u.name}</option>`)}</select></label>
   <label class="field inline"><span>Pipeline</span><select name="pipeline" class="autosubmit"><option value="">All</option>
     ${data.pipelines.map((p) => html`<option value="${p.id}"${attr('selected', p.id === q.pipeline)}>${p.name}</option>`)}</select></label>
+  <label class="field inline"><span>Stage</span><select name="stage" class="autosubmit"><option value="">Any stage</option>
+    ${data.pipelines
+      .filter((p) => q.pipeline === undefined || p.id === q.pipeline || p.stages.some((s) => s.id === q.stage))
+      .map(
+        (p) => html`<optgroup label="${p.name}">${p.stages.map((s) => html`<option value="${s.id}"${attr('selected', s.id === q.stage)}>${s.name}</option>`)}</optgroup>`,
+      )}</select></label>
   <input type="hidden" name="orderBy" value="${q.orderBy}"><input type="hidden" name="orderByDir" value="${q.orderByDir}">
   <button>Filter</button>
 </form>

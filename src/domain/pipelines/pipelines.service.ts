@@ -81,6 +81,11 @@ export async function listPipelines(db: Db, actor: Actor): Promise<PipelineJson[
   return withStages(db, await visiblePipelines(db, actor));
 }
 
+/** Pipelines as the pages offer them to choose from: the default one first, the rest in the list's order. */
+export function defaultFirst<P extends { isDefault: boolean }>(pipelines: P[]): P[] {
+  return [...pipelines].sort((a, b) => Number(b.isDefault) - Number(a.isDefault));
+}
+
 /** Stages of the pipelines the actor may see, optionally of one pipeline. */
 export async function listStages(db: Db, actor: Actor, pipelineId?: number) {
   const pipelines = (await visiblePipelines(db, actor)).filter((p) => pipelineId === undefined || p.id === pipelineId);

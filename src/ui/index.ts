@@ -9,6 +9,9 @@ import { dealPageRoutes } from './deal.routes.js';
 import { loginRoutes } from './login.routes.js';
 import type { PageTable } from './negotiation.js';
 import { tableRoutes } from './table.routes.js';
+import { settingsPipelineRoutes } from './settings-pipelines.routes.js';
+import { settingsRoutes } from './settings.routes.js';
+import { settingsUserRoutes } from './settings-users.routes.js';
 
 export { pageNegotiation, type PageTable } from './negotiation.js';
 
@@ -38,6 +41,7 @@ const ASSETS: Record<string, { file: string | URL; type: string }> = {
   'sortable.min.js': { file: require.resolve('sortablejs/Sortable.min.js'), type: 'text/javascript' },
   'app.js': { file: own('app.js'), type: 'text/javascript' },
   'app.css': { file: own('app.css'), type: 'text/css' },
+  'settings.js': { file: own('settings.js'), type: 'text/javascript' },
 };
 
 export async function uiPages(app: FastifyInstance, options: UiOptions): Promise<void> {
@@ -59,4 +63,8 @@ export async function uiPages(app: FastifyInstance, options: UiOptions): Promise
   await app.register(boardRoutes, options);
   await app.register(dealPageRoutes, options);
   await app.register(tableRoutes, options);
+  await app.register(settingsRoutes, options);
+  await app.register(settingsPipelineRoutes, options);
+  // Users, roles, API credentials and your own password exist only where users are managed here.
+  if (options.host.managesUsers) await app.register(settingsUserRoutes, options);
 }

@@ -6,7 +6,7 @@ import { csrfField, type View } from './page.js';
 /** Pipeline settings: the list with a create form, and one pipeline's page with its stages. */
 
 export const STAGE_TYPES = [
-  { value: 'open', label: 'Open (in progress)' },
+  { value: 'open', label: 'Open' },
   { value: 'won', label: 'Won' },
   { value: 'lost', label: 'Lost' },
 ];
@@ -78,7 +78,7 @@ function stageRow(view: View, pipeline: PipelineJson, stage: StageJson, forms: P
   <div class="stage-main">
     <div class="stage-title"><strong>${stage.name}</strong> <span class="badge ${stage.type}">${typeLabel(stage.type)}</span> <span class="muted">${stage.probability}%</span></div>
     ${formMessage(form)}
-    <form method="post" action="${view.base}/service/settings/stages/${stage.id}/edit" class="row">
+    <form method="post" action="${view.base}/service/settings/stages/${stage.id}/edit" class="stage-form">
       ${csrfField(view)}
       ${input(form, 'stage[name]', 'Name', { value: stage.name, required: true })}
       ${select(form, 'stage[type]', 'Type', STAGE_TYPES, stage.type)}

@@ -49,17 +49,20 @@ describe('settings in the browser', () => {
   it('creates a pipeline with four stages and reorders them by drag', async () => {
     const { page } = t;
     await page.locator('.settings-nav a', { hasText: 'Pipelines and stages' }).click();
+    await page.locator('#new-pipeline').waitFor();
+    await t.screenshot('settings-pipelines');
     await page.fill('input[name="pipeline[name]"]', 'Enterprise');
     const stages = [
-      ['Discovery', 'open', '10'],
-      ['Proposal', 'open', '40'],
-      ['Contract sent', 'open', '80'],
-      ['Signed', 'won', ''],
+      ['Discovery', 'open', '10', 'Blue'],
+      ['Proposal', 'open', '40', 'Amber'],
+      ['Contract sent', 'open', '80', 'Purple'],
+      ['Signed', 'won', '', 'Green'],
     ];
-    for (const [i, [name, type, probability]] of stages.entries()) {
+    for (const [i, [name, type, probability, color]] of stages.entries()) {
       await page.fill(`input[name="stages[${i}][name]"]`, name!);
       await page.selectOption(`select[name="stages[${i}][type]"]`, type!);
       await page.fill(`input[name="stages[${i}][probability]"]`, probability!);
+      await page.selectOption(`select[name="stages[${i}][color]"]`, { label: color! });
     }
     await Promise.all([page.waitForURL(/\/service\/settings\/pipelines\/\d+\?done=created/), page.click('#new-pipeline button.primary')]);
     await expect(page.locator('h1').first().textContent()).resolves.toBe('Enterprise');
@@ -75,6 +78,12 @@ describe('settings in the browser', () => {
     await expect(stageNames(t)).resolves.toEqual(expected);
     const api = (await t.call({ method: 'GET', url: `/service/pipelines/${pipelineId}` })).json().pipeline;
     expect(api.stages.map((s: { name: string }) => s.name)).toEqual(expected);
+    expect(api.stages.map((s: { probability: number; color: string }) => [s.probability, s.color])).toEqual([
+      [80, '#7a5af8'],
+      [10, '#1d4ed8'],
+      [100, '#079455'],
+      [40, '#dc6803'],
+    ]);
     await page.reload();
     await expect(stageNames(t)).resolves.toEqual(expected);
 
@@ -135,7 +144,7 @@ describe('settings in the browser', () => {
     await Promise.all([page.waitForURL(/done=created/), page.click('#new-pipeline button.primary')]);
     await expect(page.locator('h1').first().textContent()).resolves.toBe(`P <svg onload="alert('pipe')">`);
     await expect(page.locator('.stage-title strong').first().textContent()).resolves.toBe(`S <img src=x onerror="alert('stage')">`);
-    expect(await page.locator('main img, main svg, main script').count()).toBe(0);
+    expect(await page.locator('main img:not(.swatch), main svg, main script').count()).toBe(0);
     expect(t.dialogs).toEqual([]);
   });
 

@@ -215,13 +215,18 @@ describe('pipelines and stages', () => {
     const bad = await post(`/service/settings/pipelines/${pipeline.id}/stages/new`, { 'stage[name]': 'Demo', 'stage[type]': 'maybe', 'stage[probability]': '30' });
     expect(bad.statusCode).toBe(422);
     expect(errorsNextTo(bad.body, 'stage[type]')).toEqual(['Must be open, won or lost']);
-    const added = await post(`/service/settings/pipelines/${pipeline.id}/stages/new`, { 'stage[name]': 'Demo', 'stage[type]': 'open', 'stage[probability]': '30', 'stage[position]': '2' });
+    const added = await post(`/service/settings/pipelines/${pipeline.id}/stages/new`, { 'stage[name]': 'Demo', 'stage[type]': 'open', 'stage[probability]': '30', 'stage[position]': '2', 'stage[color]': '#0e9384' });
     expect(added.statusCode).toBe(303);
     const edited = await post(`/service/settings/stages/${b!.id}/edit`, { 'stage[name]': 'Negotiation', 'stage[type]': 'open', 'stage[probability]': '70' });
     expect(edited.statusCode).toBe(303);
     let api = (await t.call({ method: 'GET', url: `/service/pipelines/${pipeline.id}` })).json().pipeline;
     expect(api.stages.map((s: { name: string }) => s.name)).toEqual(['Open A', 'Demo', 'Negotiation', 'Won', 'Lost']);
-    expect(api.stages.slice(1, 3).map((s: { probability: number }) => s.probability)).toEqual([30, 70]);
+    expect(api.stages.slice(1, 3).map((s: { probability: number; color: string | null }) => [s.probability, s.color])).toEqual([[30, '#0e9384'], [70, null]]);
+    const page = await get(`/service/settings/pipelines/${pipeline.id}`);
+    expect(page.body).toContain(`alt="Teal"><strong>Demo</strong>`);
+    const badColor = await post(`/service/settings/stages/${b!.id}/edit`, { 'stage[name]': 'Negotiation', 'stage[color]': 'javascript:x' });
+    expect(badColor.statusCode).toBe(422);
+    expect(errorsNextTo(badColor.body, 'stage[color]')).toEqual(['Must be a colour like #1d4ed8']);
 
     const deals = await Promise.all([1, 2].map((n) => createDeal(t.db, { title: `In A ${n}`, pipelineId: pipeline.id, stageId: a!.id })));
     const refused = await post(`/service/settings/stages/${a!.id}/delete`, { moveTo: '' });

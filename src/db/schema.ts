@@ -112,6 +112,8 @@ export interface StagesTable {
   type: StageType;
   position: number;
   probability: Generated<number>;
+  /** #rrggbb, or null for the default look. */
+  color: Generated<string | null>;
   created_at: Generated<Date>;
   updated_at: Timestamp;
 }

@@ -148,3 +148,13 @@ export function toastHeader(reply: FastifyReply, message: string): void {
   const json = JSON.stringify({ toast: message }).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   void reply.header('HX-Trigger', json);
 }
+
+/**
+ * A stage's colour as a small square: an SVG data image (the CSP allows data:
+ * images, not inline style), only for a checked #rrggbb value.
+ */
+export function colorSwatch(color: string | null | undefined, label = ''): Html {
+  if (!color || !/^#[0-9a-f]{6}$/.test(color)) return html``;
+  const svg = `data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='12' height='12'%3E%3Crect width='12' height='12' rx='3' fill='%23${color.slice(1)}'/%3E%3C/svg%3E`;
+  return html`<img class="swatch" src="${svg}" width="12" height="12" alt="${label}">`;
+}

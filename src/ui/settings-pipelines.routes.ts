@@ -28,7 +28,7 @@ const DONE: Record<string, string> = {
   'stage-deleted': 'Stage deleted.',
 };
 
-/** An empty optional input (probability, position) means "not given": the API's default applies. */
+/** An empty optional input (probability, position) means "not given": the API's default applies. (An empty colour is "None", which the schema reads as null.) */
 function withoutBlanks(row: unknown): unknown {
   if (!row || typeof row !== 'object') return row;
   const out = { ...(row as Record<string, unknown>) };

@@ -1,7 +1,7 @@
 import type { PipelineJson, StageJson } from '../domain/pipelines/pipelines.service.js';
 import { emptyForm, fieldErrors, formMessage, input, select, type FormState } from './forms.js';
 import { html, type Html } from './html.js';
-import { csrfField, type View } from './page.js';
+import { colorSwatch, csrfField, type View } from './page.js';
 
 /** Pipeline settings: the list with a create form, and one pipeline's page with its stages. */
 
@@ -10,13 +10,29 @@ export const STAGE_TYPES = [
   { value: 'won', label: 'Won' },
   { value: 'lost', label: 'Lost' },
 ];
+/** Colours offered by name (the API takes any #rrggbb; another one shows as "Custom"). */
+export const STAGE_COLORS = [
+  { value: '#667085', label: 'Grey' },
+  { value: '#1d4ed8', label: 'Blue' },
+  { value: '#0e9384', label: 'Teal' },
+  { value: '#079455', label: 'Green' },
+  { value: '#dc6803', label: 'Amber' },
+  { value: '#d92d20', label: 'Red' },
+  { value: '#7a5af8', label: 'Purple' },
+  { value: '#dd2590', label: 'Pink' },
+];
+const colorChoices = (current: string | null | undefined) =>
+  current && !STAGE_COLORS.some((c) => c.value === current) ? [...STAGE_COLORS, { value: current, label: `Custom (${current})` }] : STAGE_COLORS;
+const colorSelect = (form: FormState, name: string, current: string | null | undefined) =>
+  select(form, name, 'Colour', colorChoices(form.values[name] ?? current), current, { empty: 'None' });
+
 /** Rows of the create form; empty rows are left out. */
 export const NEW_STAGE_ROWS = 6;
 const SUGGESTED = [
-  { name: 'Qualification', type: 'open', probability: '10' },
-  { name: 'Proposal', type: 'open', probability: '50' },
-  { name: 'Won', type: 'won', probability: '100' },
-  { name: 'Lost', type: 'lost', probability: '0' },
+  { name: 'Qualification', type: 'open', probability: '10', color: '#1d4ed8' },
+  { name: 'Proposal', type: 'open', probability: '50', color: '#dc6803' },
+  { name: 'Won', type: 'won', probability: '100', color: '#079455' },
+  { name: 'Lost', type: 'lost', probability: '0', color: '#d92d20' },
 ];
 
 const path = (view: View, rest = '') => `${view.base}/service/settings/pipelines${rest}`;
@@ -34,6 +50,7 @@ export function pipelineListPage(view: View, pipelines: PipelineJson[], form: Fo
       <td>${input(form, `${name}[name]`, `Stage ${i + 1} name`, { value: suggestion?.name })}</td>
       <td>${select(form, `${name}[type]`, 'Type', STAGE_TYPES, suggestion?.type ?? 'open')}</td>
       <td>${input(form, `${name}[probability]`, 'Probability %', { type: 'number', value: suggestion?.probability, placeholder: 'auto' })}</td>
+      <td>${colorSelect(form, `${name}[color]`, suggestion?.color)}</td>
     </tr>`;
   });
   return html`<h1>Pipelines and stages</h1>
@@ -76,13 +93,14 @@ function stageRow(view: View, pipeline: PipelineJson, stage: StageJson, forms: P
   return html`<li class="stage-item panel" data-stage-id="${stage.id}" id="stage-${stage.id}">
   <span class="handle" title="Drag to reorder" aria-hidden="true">⠿</span>
   <div class="stage-main">
-    <div class="stage-title"><strong>${stage.name}</strong> <span class="badge ${stage.type}">${typeLabel(stage.type)}</span> <span class="muted">${stage.probability}%</span></div>
+    <div class="stage-title">${colorSwatch(stage.color, STAGE_COLORS.find((c) => c.value === stage.color)?.label ?? 'Colour')}<strong>${stage.name}</strong> <span class="badge ${stage.type}">${typeLabel(stage.type)}</span> <span class="muted">${stage.probability}%</span></div>
     ${formMessage(form)}
     <form method="post" action="${view.base}/service/settings/stages/${stage.id}/edit" class="stage-form">
       ${csrfField(view)}
       ${input(form, 'stage[name]', 'Name', { value: stage.name, required: true })}
       ${select(form, 'stage[type]', 'Type', STAGE_TYPES, stage.type)}
       ${input(form, 'stage[probability]', 'Probability %', { type: 'number', value: stage.probability })}
+      ${colorSelect(form, 'stage[color]', stage.color)}
       <button>Save</button>
     </form>
     <details class="stage-delete"${form.errors.moveTo ? html` open` : ''}><summary>Delete this stage…</summary>
@@ -116,6 +134,7 @@ export function pipelinePage(view: View, pipeline: PipelineJson, forms: Pipeline
     ${input(add, 'stage[name]', 'Name', { required: true })}
     ${select(add, 'stage[type]', 'Type', STAGE_TYPES, 'open')}
     ${input(add, 'stage[probability]', 'Probability %', { type: 'number', placeholder: 'auto' })}
+    ${colorSelect(add, 'stage[color]', null)}
     ${input(add, 'stage[position]', 'Position', { type: 'number', placeholder: 'last' })}
     <button class="primary">Add stage</button>
   </form>

@@ -298,6 +298,10 @@ describe('users, roles and API credentials', () => {
     const list = await get('/service/settings/users');
     expect(list.body).toContain('Dana &lt;b&gt;Scully&lt;/b&gt;');
     expect(list.body).not.toContain('<b>Scully');
+    const found = await get('/service/settings/users?search=scully');
+    expect(found.body).toContain('dana@example.test');
+    expect(found.body).not.toContain(`>${ADMIN.username}<`);
+    expect(found.body).toContain('1 user<');
     // Basic works with the password the admin chose, and the new user is asked to choose their own.
     expect((await t.call({ method: 'GET', url: '/service/pipelines' }, { username: 'dana', password: 'trust-no-one-1993' })).statusCode).toBe(200);
     const dana = await login({ username: 'dana', password: 'trust-no-one-1993' });

@@ -6,7 +6,7 @@ import { roleBody } from '../host/builtin/routes/roles.routes.js';
 import { editUserBody, ownPasswordBody, password, userBody } from '../host/builtin/routes/users.routes.js';
 import { createRole, editRole, getRole, getRoles, removeRole } from '../host/builtin/roles.service.js';
 import { changeOwnPassword, createUser, editUser, getUser, getUsers, resetPassword } from '../host/builtin/users.service.js';
-import { id } from '../http/schemas.js';
+import { id, searchQuery } from '../http/schemas.js';
 import { forgetLogins } from '../routes/index.js';
 import { check, submitForm, type FormState } from './forms.js';
 import type { UiOptions } from './index.js';
@@ -63,7 +63,9 @@ export async function settingsUserRoutes(app: FastifyInstance, deps: UiOptions):
 
   async function showUsers(request: FastifyRequest, reply: FastifyReply, form?: FormState, status = 200) {
     const v = view(request);
-    const body = usersPage(v, await users(), await getRoles(db), form && withoutPasswords(form));
+    const { search } = check(searchQuery.pick({ search: true }), request.query ?? {});
+    const found = await getUsers(db, { ...ALL_USERS, search });
+    const body = usersPage(v, found.users, await getRoles(db), form && withoutPasswords(form), { search: search ?? '', total: found.total });
     return sendHtml(reply, settingsPage(v, 'Users', '/service/settings/users', body, form ? undefined : doneNotice(request.query, DONE)), status);
   }
 

@@ -12,9 +12,14 @@ import { PERMISSION_LABELS } from './settings.js';
 const at = (view: View, rest: string) => `${view.base}/service/settings${rest}`;
 const roleChoices = (roles: RoleJson[]) => roles.map((r) => ({ value: r.id, label: r.isAdmin ? `${r.name} (administrator)` : r.name }));
 
-export function usersPage(view: View, users: UserJson[], roles: RoleJson[], form: FormState = emptyForm()): Html {
+export function usersPage(view: View, users: UserJson[], roles: RoleJson[], form: FormState = emptyForm(), list = { search: '', total: users.length }): Html {
   return html`<h1>Users</h1>
 <section class="panel">
+  <form method="get" action="${at(view, '/users')}" class="row table-tools" role="search">
+    <label class="field"><span>Find by name, user name or email</span><input name="search" type="search" value="${list.search}"></label>
+    <button>Search</button>${list.search ? html`<a href="${at(view, '/users')}">Show all</a>` : ''}
+    <span class="muted">${list.total > users.length ? `Showing ${users.length} of ${list.total}: search to find the others.` : `${list.total} user${list.total === 1 ? '' : 's'}`}</span>
+  </form>
   <table class="deals settings-table"><thead><tr><th>Name</th><th>User name</th><th>Email</th><th>Role</th><th>Status</th><th></th></tr></thead><tbody>
   ${users.map(
     (u) => html`<tr class="${u.isActive ? '' : 'inactive'}"><td class="title"><a href="${at(view, `/users/${u.id}`)}">${u.name}</a></td><td>${u.username}</td>
@@ -68,7 +73,9 @@ export function userPage(view: View, user: UserJson, roles: RoleJson[], forms: U
 </section>
 <div class="stack">
 <section class="panel" id="password"><h2>Reset password</h2>
-  <p class="muted">Sets a new password and ends nothing else; ${self ? 'you' : 'they'} will be asked to choose ${self ? 'your' : 'their'} own at the next visit.</p>
+  <p class="muted">${self
+    ? 'Sets a new password for you; you will be asked to choose your own afterwards.'
+    : 'Sets a new password: tell it to them another way than this page. They will be asked to choose their own when they next log in.'}</p>
   <form method="post" action="${at(view, `/users/${user.id}/password`)}" class="row">
     ${csrfField(view)}${formMessage(password)}
     ${input(password, 'password', 'New password (at least 12 characters)', { type: 'password', required: true })}
@@ -104,7 +111,7 @@ function roleForm(view: View, action: string, form: FormState, role: RoleJson | 
     ${csrfField(view)}${formMessage(form)}
     <div class="row">${input(form, 'name', 'Role name', { value: role?.name, required: true })}</div>
     <input type="hidden" name="isAdmin" value="false">
-    <label class="check"><input type="checkbox" name="isAdmin" value="true"${attr('checked', isAdmin)}> <strong>Administrator</strong>: may do everything, whatever is ticked below</label>
+    <label class="check"><input type="checkbox" name="isAdmin" value="true"${attr('checked', isAdmin)}><span><strong>Administrator</strong>: may do everything, whatever is ticked below</span></label>
     ${fieldErrors(form, 'isAdmin')}
     ${permissionBoxes(form, role?.permissions ?? [], typed)}
     <div class="row"><button class="primary">${button}</button></div>

@@ -441,6 +441,19 @@ describe('your account', () => {
     expect((await t.call({ method: 'GET', url: '/service/pipelines' }, { username: user.username, password: 'my-own-secret-phrase' })).statusCode).toBe(200);
   });
 
+  it('counts wrong current passwords as failed logins of that user, and stops them after ten', async () => {
+    const user = await createUser(t.db, ['service:deals:viewown']);
+    const session = await login(user);
+    for (let i = 0; i < 10; i++) {
+      const wrong = await post('/service/account/password', { current_password: `guess-${i}`, password: 'my-own-secret-phrase' }, session);
+      expect(wrong.statusCode).toBe(422);
+    }
+    const stopped = await post('/service/account/password', { current_password: user.password, password: 'my-own-secret-phrase' }, session);
+    expect(stopped.statusCode).toBe(429);
+    expect(stopped.body).toContain('role="alert"');
+    expect((await t.call({ method: 'GET', url: '/service/deals' }, user)).statusCode).toBe(429);
+  });
+
   it('offers the same through the API: POST /host/account/password', async () => {
     const user = await createUser(t.db, []);
     const wrong = await t.call({ method: 'POST', url: '/host/account/password', payload: { current_password: 'nope', password: 'another-long-password' } }, user);

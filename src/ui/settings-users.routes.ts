@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { createCredential, getCredentials, removeCredential } from '../host/builtin/api-credentials.service.js';
 import { credentialBody } from '../host/builtin/routes/api-credentials.routes.js';
 import { roleBody } from '../host/builtin/routes/roles.routes.js';
-import { editUserBody, ownPasswordBody, password, userBody } from '../host/builtin/routes/users.routes.js';
+import { changeOwnPasswordLimited, editUserBody, ownPasswordBody, password, userBody } from '../host/builtin/routes/users.routes.js';
 import { createRole, editRole, getRole, getRoles, removeRole } from '../host/builtin/roles.service.js';
-import { changeOwnPassword, createUser, editUser, getUser, getUsers, resetPassword } from '../host/builtin/users.service.js';
+import { createUser, editUser, getUser, getUsers, resetPassword } from '../host/builtin/users.service.js';
 import { id, searchQuery } from '../http/schemas.js';
 import { forgetLogins } from '../routes/index.js';
 import { check, submitForm, type FormState } from './forms.js';
@@ -194,7 +194,7 @@ export async function settingsUserRoutes(app: FastifyInstance, deps: UiOptions):
   app.get('/service/account', own, async (request, reply) => showAccount(request, reply, undefined, doneNotice(request.query, { password: 'yes' }) !== undefined));
 
   app.post('/service/account/password', own, async (request, reply) => {
-    const done = await submitForm(ownPasswordBody, request.body, (data) => changeOwnPassword(db, view(request).actor.id, data));
+    const done = await submitForm(ownPasswordBody, request.body, (data) => changeOwnPasswordLimited(app, request, db, data));
     if (!done.ok) return showAccount(request, reply, done.form, false, done.status);
     forget();
     return reply.redirect(`${base}/service/account?done=password`, 303);

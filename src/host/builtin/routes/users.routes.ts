@@ -1,4 +1,7 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Db } from '../../../db/database.js';
+import { ValidationError } from '../../../http/errors.js';
 import { z } from 'zod';
 import type { BuiltinRouteDeps as RouteDeps } from './deps.js';
 import { changeOwnPassword, createUser, editUser, getUser, getUsers, removeUser } from '../users.service.js';
@@ -14,6 +17,29 @@ export const userBody = z.object({ username, password, name: text(1, 255), email
 export const editUserBody = userBody.partial().extend({ isActive: bool.optional() });
 /** A user changing their own password proves the current one; the new one follows the same rules. */
 export const ownPasswordBody = z.object({ current_password: z.string().max(1024, 'Must be at most 1024 characters'), password });
+/**
+ * Changing your own password proves the current one, so a wrong one counts as a
+ * failed login of that user from that address (the limit of Basic auth and the
+ * login page): a stolen session cannot be used to guess it.
+ */
+export async function changeOwnPasswordLimited(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  db: Db,
+  input: z.output<typeof ownPasswordBody>,
+): Promise<void> {
+  const actor = actorOf(request);
+  const attempt = { who: `user:${actor.username.toLowerCase()}`, address: request.ip };
+  app.loginLimiter.check(attempt);
+  try {
+    await changeOwnPassword(db, actor.id, input);
+  } catch (error) {
+    if (error instanceof ValidationError && 'current_password' in error.details) await app.loginLimiter.fail(attempt);
+    throw error;
+  }
+  app.loginLimiter.succeed(attempt);
+}
+
 const userJson = z.object({
   id: z.number(),
   username: z.string(),
@@ -75,7 +101,7 @@ export const userRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, fo
       schema: { tags, summary: 'Change your own password (current_password and the new password)', body: ownPasswordBody, response: { 200: successResponse } },
     },
     async (request) => {
-      await changeOwnPassword(db, actorOf(request).id, request.body);
+      await changeOwnPasswordLimited(app, request, db, request.body);
       forgetLogins();
       return { success: true as const };
     },

@@ -10,6 +10,8 @@ import * as appKeyCheck from './20261123_1100_app_key_check.js';
 import * as forecastIndexes from './20261123_1200_forecast_indexes.js';
 import * as pageSessions from './20261123_1500_page_sessions.js';
 import * as dealSums from './20261124_0100_deal_sums.js';
+import * as passwordChange from './20261124_0200_password_change.js';
+import * as stageColor from './20261124_0201_stage_color.js';
 
 /**
  * Every migration, by name in order of time. Listed statically so that the same
@@ -28,4 +30,6 @@ export const migrations: Record<string, Migration> = {
   '20261123_1200_forecast_indexes': forecastIndexes,
   '20261123_1500_page_sessions': pageSessions,
   '20261124_0100_deal_sums': dealSums,
+  '20261124_0200_password_change': passwordChange,
+  '20261124_0201_stage_color': stageColor,
 };

@@ -91,6 +91,8 @@ export const dealPipeline: FastifyPluginAsync<DealPipelineOptions> = async (app,
   const sessions = new PageSessions(db, app.prefix || '/', config.PUBLIC_BASE_URL?.startsWith('https:') ?? false);
   const pages: PageTable = new Map();
   await app.register(pageNegotiation, { pages });
+  // Which settings pages exist depends on the host: the top bar of every page needs to know.
+  app.decorateRequest('hostManagesUsers', host.managesUsers);
   await app.register(guardPlugin, {
     auth: host.auth,
     assertions,

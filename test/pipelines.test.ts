@@ -40,9 +40,9 @@ describe('create pipeline', () => {
     expect(res.headers.location).toBe(`http://service.test/service/pipelines/${pipeline.id}`);
     expect(pipeline).toMatchObject({ name: 'Hiring', isDefault: false, roles: [] });
     expect(pipeline.stages.map((s: object) => ({ ...s, id: undefined }))).toEqual([
-      { id: undefined, name: 'Applied', type: 'open', position: 1, probability: 10 },
-      { id: undefined, name: 'Hired', type: 'won', position: 2, probability: 100 },
-      { id: undefined, name: 'Rejected', type: 'lost', position: 3, probability: 0 },
+      { id: undefined, name: 'Applied', type: 'open', position: 1, probability: 10, color: null },
+      { id: undefined, name: 'Hired', type: 'won', position: 2, probability: 100, color: null },
+      { id: undefined, name: 'Rejected', type: 'lost', position: 3, probability: 0, color: null },
     ]);
     const list = await t.call({ method: 'GET', url: '/service/pipelines' });
     expect(list.json().pipelines.map((p: { name: string }) => p.name)).toContain('Hiring');
@@ -251,6 +251,27 @@ describe('stages', () => {
     expect(retypeEmpty.statusCode).toBe(200);
     expect(retypeEmpty.json().stage.type).toBe('lost');
     expect((await t.call({ method: 'POST', url: '/service/stages/999999/edit', payload: { stage: { name: 'X' } } })).statusCode).toBe(404);
+  });
+
+  it('keeps a stage colour as #rrggbb in lower case, clears it with an empty value, and refuses anything else', async () => {
+    const created = await t.call({
+      method: 'POST',
+      url: '/service/pipelines/new',
+      headers: FORM,
+      payload: 'pipeline[name]=Colours&stages[0][name]=Blue&stages[0][color]=%231D4ED8&stages[1][name]=Plain',
+    });
+    expect(created.statusCode).toBe(200);
+    const [blue, plain] = created.json().pipeline.stages;
+    expect([blue.color, plain.color]).toEqual(['#1d4ed8', null]);
+    const added = await t.call({ method: 'POST', url: `/service/pipelines/${created.json().pipeline.id}/stages/new`, payload: { stage: { name: 'Red', color: '#d92d20' } } });
+    expect(added.json().stage.color).toBe('#d92d20');
+    const cleared = await t.call({ method: 'POST', url: `/service/stages/${blue.id}/edit`, headers: FORM, payload: 'stage[color]=' });
+    expect(cleared.json().stage).toMatchObject({ name: 'Blue', color: null });
+    for (const color of ['red', '#12345', 'url(x)', '#1d4ed8;x']) {
+      const bad = await t.call({ method: 'POST', url: `/service/stages/${blue.id}/edit`, payload: { stage: { color } } });
+      expect(bad.statusCode, color).toBe(422);
+      expect(bad.json().errors[0].details, color).toEqual({ 'stage[color]': ['Must be a colour like #1d4ed8'] });
+    }
   });
 
   it('refuses to delete a stage holding deals without moveTo, and refuses a moveTo outside the pipeline', async () => {

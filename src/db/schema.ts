@@ -37,6 +37,8 @@ export interface UsersTable {
   updated_at: Timestamp;
   /** When a mirrored user was last read from the host; null for the built-in host's own users. */
   synced_at: Date | null;
+  /** Still on a password someone else chose (the first-run admin's, or a reset): the pages ask for a new one. */
+  must_change_password: Generated<boolean>;
 }
 
 export interface ContactsTable {
@@ -110,6 +112,8 @@ export interface StagesTable {
   type: StageType;
   position: number;
   probability: Generated<number>;
+  /** #rrggbb, or null for the default look. */
+  color: Generated<string | null>;
   created_at: Generated<Date>;
   updated_at: Timestamp;
 }

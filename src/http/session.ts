@@ -29,6 +29,8 @@ export const csrfTokenFor = (sessionToken: string) => createHash('sha256').updat
 export interface PageSession {
   actor: Actor;
   csrf: string;
+  /** Still on a password someone else chose (first-run admin, or reset): the pages remind them to change it. */
+  mustChangePassword: boolean;
 }
 
 declare module 'fastify' {
@@ -73,7 +75,7 @@ export class PageSessions {
       .selectFrom('page_sessions')
       .innerJoin('users', 'users.id', 'page_sessions.user_id')
       .leftJoin('roles', 'roles.id', 'users.role_id')
-      .select(['users.id', 'users.name', 'users.username', 'users.role_id', 'roles.is_admin', 'roles.permissions', 'page_sessions.rights'])
+      .select(['users.id', 'users.name', 'users.username', 'users.role_id', 'roles.is_admin', 'roles.permissions', 'page_sessions.rights', 'users.must_change_password'])
       .where('page_sessions.token_hash', '=', sha256(token))
       .where('page_sessions.expires_at', '>', new Date())
       .where('users.is_active', '=', true)
@@ -89,7 +91,7 @@ export class PageSessions {
       isAdmin: local ? row.is_admin! : row.rights.isAdmin,
       permissions: new Set(local ? row.permissions! : row.rights.permissions),
     };
-    return { actor, csrf: csrfTokenFor(token) };
+    return { actor, csrf: csrfTokenFor(token), mustChangePassword: row.must_change_password };
   }
 
   async destroy(request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -9,16 +9,18 @@ import { webhookRoutes } from './webhooks.routes.js';
 
 const FORGET_LOGINS = 'forget-logins';
 
+/** After users, roles or credentials change: this process and every other one on the database drop their cached logins. */
+export function forgetLogins(deps: Pick<RouteDeps, 'host' | 'cluster'>): void {
+  deps.host.auth.forget();
+  deps.cluster.publish(FORGET_LOGINS);
+}
+
 /** Every route plugin, in one list. */
 export async function routes(app: FastifyInstance, deps: RouteDeps): Promise<void> {
   await app.register(metaRoutes, deps);
   // The host's own routes (the built-in host's token endpoint and /host/* management).
-  const forgetLogins = () => {
-    deps.host.auth.forget();
-    deps.cluster.publish(FORGET_LOGINS);
-  };
   deps.cluster.on(FORGET_LOGINS, (_data, fromSelf) => fromSelf || deps.host.auth.forget());
-  if (deps.host.routes) await app.register(deps.host.routes, { baseUrl: deps.baseUrl, forgetLogins });
+  if (deps.host.routes) await app.register(deps.host.routes, { baseUrl: deps.baseUrl, forgetLogins: () => forgetLogins(deps) });
   await app.register(pipelineRoutes, deps);
   await app.register(dealRoutes, deps);
   await app.register(inboundRoutes, deps);

@@ -5,7 +5,7 @@ import type { HostUser } from '../host/port.js';
 import { canOnRecord } from '../host/permissions.js';
 import { fieldErrors, formMessage, type FormState } from './forms.js';
 import { attr, href, html, type Html } from './html.js';
-import { csrfField, daysSince, may, money, today, type View } from './page.js';
+import { colorSwatch, csrfField, daysSince, may, money, today, type View } from './page.js';
 
 /** The board's markup: filters, one column per stage, cards, won/lost drop zones, the quick-add form. */
 
@@ -61,7 +61,7 @@ function figures(list: CurrencyFigures[]): Html {
 export function columnHeader(stage: StageJson, summary: PipelineSummary, oob = false): Html {
   const entry = summary.stages.find((s) => s.stage.id === stage.id);
   return html`<header class="column-head" id="head-${stage.id}"${oob ? html` hx-swap-oob="true"` : ''}>
-  <h2>${stage.name} <span class="prob">${stage.probability}%</span></h2>
+  <h2><span>${colorSwatch(stage.color)}${stage.name}</span> <span class="prob">${stage.probability}%</span></h2>
   ${figures(entry?.currencies ?? [])}
 </header>`;
 }

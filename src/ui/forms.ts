@@ -26,7 +26,8 @@ export function flatten(body: unknown, prefix = ''): Values {
   if (body === null || typeof body !== 'object') return out;
   for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
     const name = prefix ? `${prefix}[${key}]` : key;
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) Object.assign(out, flatten(value, name));
+    // Lists of rows (stages[0][name]) and of values (permissions[0]) keep their index.
+    if (value !== null && typeof value === 'object') Object.assign(out, flatten(value, name));
     else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') out[name] = String(value);
   }
   return out;
@@ -97,4 +98,22 @@ export function check<S extends z.ZodType>(schema: S, value: unknown): z.output<
   const parsed = parseForm(schema, value);
   if (!parsed.ok) throw new ValidationError(parsed.form.errors);
   return parsed.data;
+}
+
+export type Submitted<R> = { ok: true; result: R } | { ok: false; form: FormState; status: number };
+
+/**
+ * A form post in one step: the body checked with the API's schema, the API's
+ * operation run, and any refusal (validation or a domain rule) turned into the
+ * form again, with what was typed, the words next to the inputs, and the status
+ * the API would have answered.
+ */
+export async function submitForm<S extends z.ZodType, R>(schema: S, body: unknown, run: (data: z.output<S>) => Promise<R>): Promise<Submitted<R>> {
+  const parsed = parseForm(schema, body);
+  if (!parsed.ok) return { ok: false, form: parsed.form, status: 422 };
+  try {
+    return { ok: true, result: await run(parsed.data) };
+  } catch (error) {
+    return { ok: false, form: formFromError(error, body), status: (error as AppError).statusCode };
+  }
 }

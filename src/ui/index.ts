@@ -10,6 +10,9 @@ import { forecastRoutes } from './forecast.routes.js';
 import { loginRoutes } from './login.routes.js';
 import type { PageTable } from './negotiation.js';
 import { tableRoutes } from './table.routes.js';
+import { settingsPipelineRoutes } from './settings-pipelines.routes.js';
+import { settingsRoutes } from './settings.routes.js';
+import { settingsUserRoutes } from './settings-users.routes.js';
 
 export { pageNegotiation, type PageTable } from './negotiation.js';
 
@@ -42,6 +45,7 @@ const ASSETS: Record<string, { file: string | URL; type: string }> = {
   'app.js': { file: own('app.js'), type: 'text/javascript' },
   'forecast.js': { file: own('forecast.js'), type: 'text/javascript' },
   'app.css': { file: own('app.css'), type: 'text/css' },
+  'settings.js': { file: own('settings.js'), type: 'text/javascript' },
 };
 
 export async function uiPages(app: FastifyInstance, options: UiOptions): Promise<void> {
@@ -64,4 +68,8 @@ export async function uiPages(app: FastifyInstance, options: UiOptions): Promise
   await app.register(dealPageRoutes, options);
   await app.register(tableRoutes, options);
   await app.register(forecastRoutes, options);
+  await app.register(settingsRoutes, options);
+  await app.register(settingsPipelineRoutes, options);
+  // Users, roles, API credentials and your own password exist only where users are managed here.
+  if (options.host.managesUsers) await app.register(settingsUserRoutes, options);
 }

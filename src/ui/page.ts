@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { can, type Actor, type Permission } from '../host/permissions.js';
 import { CSRF_FIELD } from '../http/session.js';
 import { html, type Html, type Renderable } from './html.js';
+import { settingsSectionsFor } from './settings.js';
 
 /**
  * The page frame, the headers every page carries, and small formatters.
@@ -27,10 +28,27 @@ export interface View {
   actor: Actor;
   /** The session's CSRF token; empty for Basic-authenticated browsers (they are checked by origin instead). */
   csrf: string;
+  /** Users and roles are managed here (the built-in host), so their settings pages and "Your account" exist. */
+  managesUsers: boolean;
+  /** Still on a password someone else chose: every page says to change it. */
+  mustChangePassword: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The host's `managesUsers`, decorated by the plugin so every page knows which settings exist. */
+    hostManagesUsers: boolean;
+  }
 }
 
 export function viewOf(request: FastifyRequest, base: string): View {
-  return { base, actor: request.actor!, csrf: request.pageSession?.csrf ?? '' };
+  return {
+    base,
+    actor: request.actor!,
+    csrf: request.pageSession?.csrf ?? '',
+    managesUsers: request.hostManagesUsers,
+    mustChangePassword: request.pageSession?.mustChangePassword ?? false,
+  };
 }
 
 export const may = (view: View, permission: Permission) => can(view.actor, permission);
@@ -89,12 +107,21 @@ ${(assets.scripts ?? []).map((name) => html`<script src="${base}/service/assets/
 <header class="topbar">
   <a class="brand" href="${base}/service/board">Deals</a>
   ${view.actor
-    ? html`<nav>${nav('/service/board', 'Board')}${nav('/service/deals', 'All deals')}${mayViewDeals ? nav('/service/forecast', 'Forecast') : ''}</nav>
-  <div class="who"><span>${view.actor.name}</span>
+    ? html`<nav>${nav('/service/board', 'Board')}${nav('/service/deals', 'All deals')}${mayViewDeals ? nav('/service/forecast', 'Forecast') : ''}${
+        'managesUsers' in view && settingsSectionsFor(view).length > 0 ? nav('/service/settings', 'Settings') : ''
+      }</nav>
+  <div class="who">${
+    'managesUsers' in view && view.managesUsers
+      ? html`<a href="${base}/service/account" class="${current === '/service/account' ? 'active' : ''}" title="Your account">${view.actor.name}</a>`
+      : html`<span>${view.actor.name}</span>`
+  }
     <form method="post" action="${base}/service/logout">${csrfField(view)}<button class="link">Log out</button></form></div>`
     : ''}
 </header>
 <div id="toast" class="toast" role="status" aria-live="polite" hidden></div>
+${'mustChangePassword' in view && view.mustChangePassword && view.managesUsers && current !== '/service/account'
+  ? html`<p class="banner" role="alert">You are still using the password you were given. <a href="${base}/service/account">Choose your own password</a> so that nobody else knows it.</p>`
+  : ''}
 <main>${body}</main>
 </body>
 </html>`;
@@ -135,4 +162,14 @@ export const dateTime = (iso: string) => iso.slice(0, 16).replace('T', ' ') + ' 
 export function toastHeader(reply: FastifyReply, message: string): void {
   const json = JSON.stringify({ toast: message }).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   void reply.header('HX-Trigger', json);
+}
+
+/**
+ * A stage's colour as a small square: an SVG data image (the CSP allows data:
+ * images, not inline style), only for a checked #rrggbb value.
+ */
+export function colorSwatch(color: string | null | undefined, label = ''): Html {
+  if (!color || !/^#[0-9a-f]{6}$/.test(color)) return html``;
+  const svg = `data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='12' height='12'%3E%3Crect width='12' height='12' rx='3' fill='%23${color.slice(1)}'/%3E%3C/svg%3E`;
+  return html`<img class="swatch" src="${svg}" width="12" height="12" alt="${label}">`;
 }

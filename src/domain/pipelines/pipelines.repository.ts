@@ -16,6 +16,7 @@ export interface StageRow {
   type: StageType;
   position: number;
   probability: number;
+  color: string | null;
 }
 
 export interface PipelineRow {
@@ -24,7 +25,7 @@ export interface PipelineRow {
   is_default: boolean;
 }
 
-export const stageColumns = ['id', 'pipeline_id', 'name', 'type', 'position', 'probability'] as const;
+export const stageColumns = ['id', 'pipeline_id', 'name', 'type', 'position', 'probability', 'color'] as const;
 
 /**
  * The visibility rule as an SQL condition on a pipeline id (a column reference):

@@ -10,8 +10,19 @@ const percent = z
   .transform(Number)
   .pipe(z.number().int('Must be a whole number from 0 to 100').min(0, 'Must be at least 0').max(100, 'Must be at most 100'));
 
-export const stageInput = z.object({ name: text(1, 255), type: stageType.default('open'), probability: percent.optional() });
-const stageEdit = z.object({ name: text(1, 255).optional(), type: stageType.optional(), probability: percent.optional() });
+/** #rrggbb (any letter case, kept in lower case); empty or null: no colour. */
+const color = z
+  .union([z.null(), z.string().max(20, 'Must be a colour like #1d4ed8')], { error: 'Must be a colour like #1d4ed8' })
+  .transform((value, ctx) => {
+    const text = value?.trim() ?? '';
+    if (text === '') return null;
+    if (/^#[0-9a-fA-F]{6}$/.test(text)) return text.toLowerCase();
+    ctx.addIssue({ code: 'custom', message: 'Must be a colour like #1d4ed8' });
+    return z.NEVER;
+  });
+
+export const stageInput = z.object({ name: text(1, 255), type: stageType.default('open'), probability: percent.optional(), color: color.optional() });
+const stageEdit = z.object({ name: text(1, 255).optional(), type: stageType.optional(), probability: percent.optional(), color: color.optional() });
 
 const pipelineInput = z.object({ name: text(1, 255), isDefault: bool.optional(), roles: formList(id).optional() });
 
@@ -31,6 +42,7 @@ export const stageJson = z.object({
   type: stageType,
   position: z.number(),
   probability: z.number(),
+  color: z.string().nullable().describe('#rrggbb, or null for the default look'),
 });
 export const pipelineRef = z.object({ id: z.number(), name: z.string() });
 export const stageWithPipelineJson = stageJson.extend({ pipeline: pipelineRef });

@@ -26,6 +26,8 @@ export interface StageJson {
   type: StageRow['type'];
   position: number;
   probability: number;
+  /** #rrggbb, or null for the default look. */
+  color: string | null;
 }
 
 export interface PipelineJson {
@@ -49,6 +51,7 @@ export const toStageJson = (stage: StageRow): StageJson => ({
   type: stage.type,
   position: stage.position,
   probability: stage.probability,
+  color: stage.color,
 });
 
 /** Won stages are sure by default; every other stage starts at 0 %. */
@@ -142,6 +145,7 @@ export async function createPipeline(
       input.stages.map((stage, index) => ({
         ...stage,
         probability: stage.probability ?? defaultProbability(stage.type),
+        color: stage.color ?? null,
         position: index + 1,
       })),
     );

@@ -9,6 +9,7 @@ export interface StageValues {
   name: string;
   type: StageType;
   probability: number;
+  color?: string | null;
 }
 
 /** Locks the stage row: deals cannot enter it (their foreign key waits) until the transaction ends. */

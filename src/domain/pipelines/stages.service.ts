@@ -31,6 +31,7 @@ export interface StageInput {
   name?: string;
   type?: StageType;
   probability?: number;
+  color?: string | null;
 }
 
 export type StageWithPipeline = StageJson & { pipeline: { id: number; name: string } };
@@ -63,7 +64,7 @@ export async function addStage(
     await shiftStagesFrom(trx, pipelineId, position);
     const type = input.type ?? 'open';
     const [stage] = await insertStages(trx, pipelineId, [
-      { name: input.name, type, probability: input.probability ?? defaultProbability(type), position },
+      { name: input.name, type, probability: input.probability ?? defaultProbability(type), color: input.color ?? null, position },
     ]);
     return withPipeline(stage!, pipeline);
   });

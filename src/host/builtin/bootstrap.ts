@@ -35,6 +35,8 @@ export async function bootstrap(db: Db, options: { username: string; password?: 
           name: 'Administrator',
           password_hash: await hashPassword(password),
           role_id: role.id,
+          // Someone else chose it (the config or the log): the pages ask for a new one until it is changed.
+          must_change_password: true,
         })
         .execute();
       result.admin = { username: options.username, password, generated: !options.password };

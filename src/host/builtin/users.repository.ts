@@ -21,6 +21,7 @@ export interface UserValues {
   email?: string | null;
   role_id?: number;
   is_active?: boolean;
+  must_change_password?: boolean;
 }
 
 /** The password hash never leaves this file's selects. */
@@ -65,7 +66,7 @@ export function findUser(db: Executor, id: number): Promise<UserRow | undefined>
   return userQuery(db).where('users.id', '=', id).executeTakeFirst();
 }
 
-export async function insertUser(db: Executor, values: Required<UserValues>): Promise<number> {
+export async function insertUser(db: Executor, values: Required<Omit<UserValues, 'must_change_password'>> & Pick<UserValues, 'must_change_password'>): Promise<number> {
   const row = await db.insertInto('users').values(values).returning('id').executeTakeFirstOrThrow();
   return row.id;
 }
@@ -77,6 +78,12 @@ export async function updateUser(db: Executor, id: number, values: UserValues): 
     .where('id', '=', id)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/** The stored hash, for checking a user's current password (it never leaves the service layer). */
+export async function findPasswordHash(db: Executor, id: number): Promise<string | null | undefined> {
+  const row = await db.selectFrom('users').select('password_hash').where('id', '=', id).executeTakeFirst();
+  return row?.password_hash;
 }
 
 export async function deleteUser(db: Executor, id: number): Promise<void> {

@@ -1,11 +1,12 @@
 import type { Db, Executor } from '../../db/database.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.js';
-import { hashPassword } from '../passwords.js';
+import { DUMMY_HASH, hashPassword, verifyPassword } from '../passwords.js';
 import { pageInfo } from '../../domain/paging.js';
 import { findRole } from './roles.repository.js';
 import {
   countActiveAdmins,
   deleteUser,
+  findPasswordHash,
   findUser,
   insertUser,
   listUsers,
@@ -74,9 +75,11 @@ export async function getUser(db: Db, id: number): Promise<UserJson> {
 
 export type NewUserInput = Required<Pick<UserInput, 'username' | 'password' | 'name' | 'role'>> & Pick<UserInput, 'email'>;
 
-export async function createUser(db: Db, input: NewUserInput): Promise<UserJson> {
+/** `mustChangePassword`: someone else chose the password (an administrator on the pages), so the user is asked for their own. */
+export async function createUser(db: Db, input: NewUserInput, options: { mustChangePassword?: boolean } = {}): Promise<UserJson> {
   await assertRoleExists(db, input.role);
   const id = await insertUser(db, {
+    must_change_password: options.mustChangePassword ?? false,
     username: input.username,
     password_hash: await hashPassword(input.password),
     name: input.name,
@@ -112,4 +115,25 @@ export async function removeUser(db: Db, id: number): Promise<{ deactivated: boo
     await assertAdminRemains(trx);
     return { deactivated };
   });
+}
+
+/** An administrator sets someone's password; that user is asked to choose their own at their next visit. */
+export async function resetPassword(db: Db, id: number, password: string): Promise<UserJson> {
+  const hash = await hashPassword(password);
+  if (!(await updateUser(db, id, { password_hash: hash, must_change_password: true }))) throw new NotFoundError('User');
+  return getUser(db, id);
+}
+
+/**
+ * A user changes their own password, proving the current one; this ends the
+ * "change the password you were given" reminder (the first-run admin's too).
+ */
+export async function changeOwnPassword(db: Db, id: number, input: { current_password: string; password: string }): Promise<void> {
+  const stored = await findPasswordHash(db, id);
+  // A user without a local password (a remote host's) verifies against the dummy hash: never a match.
+  if (!(await verifyPassword(input.current_password, stored ?? DUMMY_HASH))) {
+    throw ValidationError.field('current_password', 'That is not your current password');
+  }
+  if (input.password === input.current_password) throw ValidationError.field('password', 'Must differ from your current password');
+  await updateUser(db, id, { password_hash: await hashPassword(input.password), must_change_password: false });
 }

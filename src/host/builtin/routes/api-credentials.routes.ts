@@ -10,7 +10,7 @@ import {
 } from '../api-credentials.service.js';
 import { hostAdmin, id, idParams, successResponse, text } from '../../../http/schemas.js';
 
-const credentialBody = z.object({ name: text(1, 255), user: id });
+export const credentialBody = z.object({ name: text(1, 255), user: id });
 const credentialJson = z.object({
   id: z.number(),
   name: z.string(),

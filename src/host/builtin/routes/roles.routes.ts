@@ -7,7 +7,7 @@ import { formList } from '../../../http/form.js';
 import { bool, hostAdmin, idParams, successResponse, text, timestamps } from '../../../http/schemas.js';
 
 const permissions = formList(z.enum(PERMISSIONS, { error: 'Unknown permission' }));
-const roleBody = z.object({ name: text(1, 255), permissions: permissions.optional(), isAdmin: bool.optional() });
+export const roleBody = z.object({ name: text(1, 255), permissions: permissions.optional(), isAdmin: bool.optional() });
 const roleJson = z.object({ id: z.number(), name: z.string(), permissions: z.array(z.string()), isAdmin: z.boolean(), ...timestamps });
 const roleResponse = { 200: z.object({ role: roleJson }) };
 const tags = ['host: roles'];

@@ -94,6 +94,9 @@ describe('settings index and navigation', () => {
       expect(response.statusCode, url).toBe(403);
       expect(response.headers['content-type'], url).toMatch(/text\/html/);
       expect(response.body, url).toContain('Not allowed');
+      // Still signed in: the top bar with the way back and Log out.
+      expect(response.body, url).toContain('/service/logout');
+      expect(response.body, url).toContain('All deals');
     }
     const posts: [string, Record<string, string>][] = [
       ['/service/settings/pipelines/new', { 'pipeline[name]': 'Mine', 'stages[0][name]': 'A' }],

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import fp from 'fastify-plugin';
 import type { AppError } from '../http/errors.js';
 import { prefersHtml } from '../http/session.js';
-import { errorPage, sendHtml } from './page.js';
+import { errorPage, sendHtml, viewOf } from './page.js';
 
 /**
  * What makes an API read also a page: routes declaring `config.page:
@@ -27,7 +27,9 @@ function renderError(base: string) {
     if (retry) void reply.header('Retry-After', retry);
     // htmx shows the words in a toast (app.js); a full page request gets a page.
     if (request.headers['hx-request']) return reply.code(error.statusCode).type('text/plain; charset=utf-8').send(error.message);
-    return sendHtml(reply, errorPage({ base, csrf: request.pageSession?.csrf ?? '' }, error.statusCode, error.message), error.statusCode);
+    // A signed-in user keeps the top bar (the way back, and Log out) on an error page too.
+    const view = request.actor ? viewOf(request, base) : { base, csrf: request.pageSession?.csrf ?? '' };
+    return sendHtml(reply, errorPage(view, error.statusCode, error.message), error.statusCode);
   };
 }
 

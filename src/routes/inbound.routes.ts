@@ -16,10 +16,11 @@ import {
   sourceLog,
   type InboundDeps,
 } from '../domain/inbound/sources.service.js';
+import { createSourceBody, editSourceBody, LOG_OUTCOMES, sourceLogQuery } from '../domain/inbound/sources.schemas.js';
 import { toAppError } from '../http/error-handler.js';
 import { AppError, PayloadTooLargeError } from '../http/errors.js';
 import { actorOf } from '../http/guard.js';
-import { bool, id, successResponse, text } from '../http/schemas.js';
+import { successResponse } from '../http/schemas.js';
 
 /** Contract section 7: inbound receives may carry at most 256 KiB. */
 export const INBOUND_BODY_LIMIT = 256 * 1024;
@@ -29,7 +30,6 @@ const manage = { permission: 'service:webhooks:manage' } as const;
 const tags = ['inbound webhooks'];
 
 const sourceParams = z.object({ sourceId: z.string() });
-const sourceFields = z.object({ name: text(1, 255), pipeline: id.optional(), enabled: bool.optional() });
 const sourceJson = z.object({
   id: z.string(),
   name: z.string(),
@@ -49,7 +49,7 @@ const logEntry = z.object({
   id: z.number(),
   receivedAt: z.string(),
   status: z.number(),
-  outcome: z.enum(['created', 'updated', 'replayed', 'rejected']),
+  outcome: z.enum(LOG_OUTCOMES),
   error: z.string().nullable(),
   deal: z.object({ id: z.number() }).nullable(),
 });
@@ -164,7 +164,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
       schema: {
         tags,
         summary: 'Create an inbound source; the answer carries its secret, the only time it is shown',
-        body: z.object({ source: sourceFields }),
+        body: createSourceBody,
         response: withSecret,
       },
     },
@@ -189,7 +189,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
         tags,
         summary: 'Rename, repoint or enable/disable an inbound source',
         params: sourceParams,
-        body: z.object({ source: sourceFields.partial() }),
+        body: editSourceBody,
         response: sourceResponse,
       },
     },
@@ -233,13 +233,13 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
       config: manage,
       schema: {
         tags,
-        summary: 'Recent receives of a source, newest first: time, status, outcome, error, deal',
+        summary: 'Recent receives of a source, newest first: time, status, outcome, error, deal (filter: outcome)',
         params: sourceParams,
-        querystring: z.object({ limit: id.pipe(z.number().max(200, 'Must be at most 200')).default(50) }),
+        querystring: sourceLogQuery,
         response: { 200: z.object({ log: z.array(logEntry) }) },
       },
     },
-    async (request) => ({ log: await sourceLog(deps, request.params.sourceId, request.query.limit) }),
+    async (request) => ({ log: await sourceLog(deps, request.params.sourceId, request.query.limit, request.query.outcome) }),
   );
 
   await app.register(receiveRoute, { receiver });

@@ -239,11 +239,12 @@ export async function insertLogEntry(db: Executor, sourceId: string, entry: LogE
   await db.insertInto('inbound_receive_log').values(logValues(sourceId, entry)).execute();
 }
 
-export function listLogEntries(db: Executor, sourceId: string, limit: number) {
+export function listLogEntries(db: Executor, sourceId: string, limit: number, outcome?: ReceiveOutcome) {
   return db
     .selectFrom('inbound_receive_log')
     .select(['id', 'received_at', 'status', 'outcome', 'error', 'deal_id'])
     .where('source_id', '=', sourceId)
+    .$if(outcome !== undefined, (query) => query.where('outcome', '=', outcome!))
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();

@@ -15,6 +15,7 @@ import {
   type SourceRow,
 } from './inbound.repository.js';
 import { generateSecret } from './inbound.signature.js';
+import type { LogOutcome } from './sources.schemas.js';
 
 /** Managing inbound sources (service:webhooks:manage). Secrets leave only in the create and rotate answers. */
 
@@ -112,9 +113,10 @@ export async function rotateSecret(deps: InboundDeps, id: string): Promise<Sourc
   return { ...(await getSource(deps, id)), secret };
 }
 
-export async function sourceLog(deps: InboundDeps, id: string, limit: number) {
+/** The newest receives of a source, optionally only those of one outcome. */
+export async function sourceLog(deps: InboundDeps, id: string, limit: number, outcome?: LogOutcome) {
   await sourceOrFail(deps.db, id);
-  const entries = await listLogEntries(deps.db, id, limit);
+  const entries = await listLogEntries(deps.db, id, limit, outcome);
   return entries.map((entry) => ({
     id: entry.id,
     receivedAt: entry.received_at.toISOString(),

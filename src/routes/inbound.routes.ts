@@ -129,7 +129,8 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
   );
 };
 
-const SOURCE_CHANGED = 'inbound-source-changed';
+/** Published (to every process, this one included) when a source changes: its cached copy is read again. The settings pages publish it too. */
+export const SOURCE_CHANGED = 'inbound-source-changed';
 
 /** Inbound webhook sources and their signed receive endpoint. */
 export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { config, db, host, baseUrl, cluster }) => {
@@ -149,7 +150,8 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
     receiver.forget(sourceId);
     cluster.publish(SOURCE_CHANGED, sourceId);
   };
-  cluster.on(SOURCE_CHANGED, (sourceId, fromSelf) => fromSelf || receiver.forget(String(sourceId)));
+  // Also from self: a change made by the settings pages reaches this process's receiver only this way (forgetting twice is harmless).
+  cluster.on(SOURCE_CHANGED, (sourceId) => receiver.forget(String(sourceId)));
 
   app.get(
     BASE,

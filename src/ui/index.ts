@@ -7,6 +7,8 @@ import type { PageSessions } from '../http/session.js';
 import { boardRoutes } from './board.routes.js';
 import { dealPageRoutes } from './deal.routes.js';
 import { loginRoutes } from './login.routes.js';
+import { settingsInboundRoutes } from './settings-inbound.routes.js';
+import { settingsWebhookRoutes } from './settings-webhooks.routes.js';
 import type { PageTable } from './negotiation.js';
 import { tableRoutes } from './table.routes.js';
 
@@ -38,6 +40,8 @@ const ASSETS: Record<string, { file: string | URL; type: string }> = {
   'sortable.min.js': { file: require.resolve('sortablejs/Sortable.min.js'), type: 'text/javascript' },
   'app.js': { file: own('app.js'), type: 'text/javascript' },
   'app.css': { file: own('app.css'), type: 'text/css' },
+  'settings-integrations.js': { file: own('settings-integrations.js'), type: 'text/javascript' },
+  'settings-integrations.css': { file: own('settings-integrations.css'), type: 'text/css' },
 };
 
 export async function uiPages(app: FastifyInstance, options: UiOptions): Promise<void> {
@@ -59,4 +63,6 @@ export async function uiPages(app: FastifyInstance, options: UiOptions): Promise
   await app.register(boardRoutes, options);
   await app.register(dealPageRoutes, options);
   await app.register(tableRoutes, options);
+  await app.register(settingsInboundRoutes, options);
+  await app.register(settingsWebhookRoutes, options);
 }

@@ -149,8 +149,8 @@ function secretPanel(source: SourceJson, secret: { value: string; rotated: boole
 function examples(source: SourceJson, secret: string | undefined): Html {
   return html`<section class="panel" id="examples">
     <h2>Send a deal</h2>
-    <p>POST a JSON object to the endpoint URL with the header <code>X-Service-Signature: sha256=&lt;hex HMAC-SHA256 of the exact body bytes, keyed with the secret&gt;</code>.
-      Fields: <code>title</code>, <code>amount</code>, <code>close_date</code> (YYYY-MM-DD), <code>contact</code> (<code>email</code>, <code>first_name</code>, <code>last_name</code>, <code>company</code>), <code>custom_fields</code>, <code>external_id</code> (a later post with the same id updates that deal).</p>
+    <p>POST a JSON object to the endpoint URL, signed in the header <code>X-Service-Signature: sha256=…</code>: the hex HMAC-SHA256 of the exact body bytes, keyed with the secret.
+      Fields: <code>title</code>, <code>amount</code>, <code>close_date</code> (YYYY-MM-DD), <code>contact</code> (<code>email</code>, <code>first_name</code>, <code>last_name</code>, <code>company</code>), <code>custom_fields</code>, and <code>external_id</code>: a later post with the same one updates that deal.</p>
     ${secret ? '' : html`<p class="muted hint">The secret is not shown again: in the examples, replace <code>PASTE-THE-SECRET-HERE</code> with the secret you saved (or rotate it to get a new one).</p>`}
     ${copyBlock('curl-example', 'curl (bash, openssl)', curlExample(source.endpointUrl, secret), { multiline: true })}
     ${copyBlock('node-example', 'Node.js', nodeExample(source.endpointUrl, secret), { multiline: true })}

@@ -4,7 +4,8 @@ import type { WebhookJson } from '../domain/webhooks/webhooks.service.js';
 import { DELIVERY_STATUSES } from '../domain/webhooks/webhooks.schemas.js';
 import { emptyForm, fieldErrors, formMessage, input, type FormState } from './forms.js';
 import { attr, href, html, type Html } from './html.js';
-import { csrfField, dateTime, type View } from './page.js';
+import { DEFAULT_RETRY_POLICY } from '../events/retry-policy.js';
+import { csrfField, dateTime, duration, type View } from './page.js';
 import { copyBlock, settingsHead } from './settings-inbound.view.js';
 
 /**
@@ -72,7 +73,7 @@ function eventChoices(form: FormState, chosen: readonly string[]): Html {
 export function webhookList(v: View, webhooks: WebhookJson[], form: FormState = emptyForm(), chosen: readonly string[] = EVENT_NAMES): Html {
   return html`<div id="settings" class="settings">
   ${settingsHead(v, 'Outbound webhooks')}
-  <p class="muted lead">A subscription sends deal events as signed JSON POSTs (Standard Webhooks: <code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>) to a URL of yours, retrying failures for up to three days.</p>
+  <p class="muted lead">A subscription sends deal events as signed JSON POSTs (Standard Webhooks: <code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>) to a URL of yours, retrying failures for up to ${duration(DEFAULT_RETRY_POLICY.retryWindowMs / 1000)}.</p>
   ${webhooks.length === 0
     ? html`<p class="panel">No subscriptions yet. Create one below.</p>`
     : html`<table class="deals settings-table">
@@ -135,7 +136,7 @@ function statePanel(v: View, w: WebhookJson): Html {
       <form method="post" action="${path}/delete">${csrfField(v)}<button class="danger" data-confirm="Delete: click again">Delete subscription</button></form>
     </div>
     ${w.failingSince
-      ? html`<p class="form-error">Deliveries have been failing since ${dateTime(w.failingSince)}. After three days of failures the subscription is disabled.</p>`
+      ? html`<p class="form-error">Deliveries have been failing since ${dateTime(w.failingSince)}. A subscription that fails for ${duration(DEFAULT_RETRY_POLICY.disableAfterMs / 1000)} without a single success is disabled.</p>`
       : ''}
   </section>`;
 }
@@ -147,6 +148,25 @@ function deliveryState(d: DeliveryJson): Html {
   if (d.status === 'failed') return html`<span class="fail">Failed (gave up)</span>`;
   if (d.attemptCount === 0) return html`<span class="muted">Waiting to be sent</span>`;
   return html`<span class="fail">Failed, will retry</span>`;
+}
+
+/** What went wrong, in words first; the technical detail stays beside it. */
+const ERROR_WORDS: [RegExp, string][] = [
+  [/^ECONNREFUSED/, 'Connection refused: nothing is listening at that address'],
+  [/^(ENOTFOUND|EAI_AGAIN)/, 'The host name was not found'],
+  [/^ECONNRESET|socket hang up/i, 'The receiver closed the connection'],
+  [/^(ETIMEDOUT|ECONNABORTED)|timed? ?out/i, 'No answer in time'],
+  [/^EHOSTUNREACH|^ENETUNREACH/, 'The receiver cannot be reached'],
+  [/CERT|SSL|TLS/, 'The receiver\'s TLS certificate was refused'],
+];
+
+function errorInWords(d: DeliveryJson): Html {
+  if (d.lastError) {
+    const words = ERROR_WORDS.find(([pattern]) => pattern.test(d.lastError!))?.[1];
+    return words ? html`${words} <span class="muted">(${d.lastError})</span>` : html`${d.lastError}`;
+  }
+  if (d.lastStatusCode !== null && (d.lastStatusCode < 200 || d.lastStatusCode >= 300)) return html`The receiver answered ${d.lastStatusCode}`;
+  return html``;
 }
 
 function lastDuration(d: DeliveryJson): string {
@@ -174,7 +194,7 @@ function deliveryLog(v: View, w: WebhookJson, data: DeliveryPage, status: Delive
           <td class="num">${d.lastStatusCode ?? html`<span class="muted">none</span>`}</td><td class="num">${lastDuration(d)}</td>
           <td class="num">${d.attemptCount}</td>
           <td>${d.nextAttemptAt ? dateTime(d.nextAttemptAt) : html`<span class="muted">none</span>`}</td>
-          <td class="error-text">${d.lastError ?? ''}${d.attempts.length > 1
+          <td class="error-text">${errorInWords(d)}${d.attempts.length > 1
             ? html`<details><summary class="muted">All ${d.attempts.length} attempts</summary><ul class="attempts">${d.attempts.map(
                 (a) => html`<li>${dateTime(a.attemptedAt)}: ${a.statusCode ?? 'no response'}, ${a.durationMs} ms${a.error ? html` (${a.error})` : ''}</li>`,
               )}</ul></details>`

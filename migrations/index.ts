@@ -9,6 +9,7 @@ import * as workerHeartbeats from './20261123_1000_worker_heartbeats.js';
 import * as appKeyCheck from './20261123_1100_app_key_check.js';
 import * as forecastIndexes from './20261123_1200_forecast_indexes.js';
 import * as pageSessions from './20261123_1500_page_sessions.js';
+import * as inboundSourceDefaults from './20261124_0300_inbound_source_defaults.js';
 
 /**
  * Every migration, by name in order of time. Listed statically so that the same
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '20261123_1100_app_key_check': appKeyCheck,
   '20261123_1200_forecast_indexes': forecastIndexes,
   '20261123_1500_page_sessions': pageSessions,
+  '20261124_0300_inbound_source_defaults': inboundSourceDefaults,
 };

@@ -114,6 +114,41 @@ describe('inbound sources page', () => {
     expect(api.json().source).toMatchObject({ name: 'After', pipeline: { id: other.id, name: 'Renewals' } });
   });
 
+  it('sets the stage and owner of created deals, refusing a stage of another pipeline next to its field', async () => {
+    const owner = await createUser(t.db, ['service:deals:viewown'], { name: 'Olga Owner' });
+    const second = pipeline.stages[1]!;
+    const response = await post(
+      '/service/settings/inbound/new',
+      { 'source[name]': 'Staged', 'source[pipeline]': String(pipeline.id), 'source[stage]': String(second.id), 'source[owner]': String(owner.id) },
+      { htmx: true },
+    );
+    const id = /\/service\/settings\/inbound\/([0-9a-f-]{36})$/.exec(String(response.headers['hx-push-url']))![1]!;
+    const secret = SECRET_IN_PAGE.exec(response.body)![1]!;
+    expect(response.body).toContain(`New deals: ${pipeline.name}, stage ${second.name}, owner Olga Owner`);
+    const created = (await receive(id, secret, { title: 'Lands in the second stage' })).json();
+    const deal = await t.db.selectFrom('deals').select(['stage_id', 'owner_id']).where('id', '=', created.deal.id).executeTakeFirstOrThrow();
+    expect(deal).toEqual({ stage_id: second.id, owner_id: owner.id });
+
+    const other = await createPipeline(t.db, { name: 'Elsewhere' });
+    const refused = await post(`/service/settings/inbound/${id}/edit`, {
+      'source[name]': 'Staged again',
+      'source[pipeline]': String(pipeline.id),
+      'source[stage]': String(other.stages[0]!.id),
+      'source[owner]': '',
+    });
+    expect(refused.body).toMatch(/name="source\[stage\]"[\s\S]*?<span class="field-error">Not a stage of the chosen pipeline<\/span>/);
+    expect(refused.body).toContain('value="Staged again"');
+    expect(refused.body).toMatch(new RegExp(`<option value="${other.stages[0]!.id}" selected>`));
+
+    // Through the API: another pipeline without a stage of its own starts deals in its first stage; owner cleared with an empty value.
+    const api = await t.call({ method: 'POST', url: `/service/settings/inbound-webhooks/${id}/edit`, payload: { source: { pipeline: other.id, owner: null } } });
+    expect(api.statusCode).toBe(200);
+    expect(api.json().source).toMatchObject({ pipeline: { id: other.id }, stage: null, owner: null });
+    const unknownOwner = await t.call({ method: 'POST', url: `/service/settings/inbound-webhooks/${id}/edit`, payload: { source: { owner: 999999 } } });
+    expect(unknownOwner.statusCode).toBe(422);
+    expect(unknownOwner.json().errors[0].details).toEqual({ 'source[owner]': ['Unknown user'] });
+  });
+
   it('disables and enables a source: a disabled one answers 404 to receives', async () => {
     const { id, secret } = await createSource('Toggle');
     // A receive first, so the receiver holds the source in its cache: disabling must reach it at once.

@@ -34,6 +34,8 @@ const sourceJson = z.object({
   id: z.string(),
   name: z.string(),
   pipeline: z.object({ id: z.number(), name: z.string() }),
+  stage: z.object({ id: z.number(), name: z.string() }).nullable().describe("where created deals start; null: the pipeline's first stage"),
+  owner: z.object({ id: z.number(), name: z.string() }).nullable().describe('who owns created deals; null: nobody'),
   endpointUrl: z.string(),
   enabled: z.boolean(),
   previousSecretExpiresAt: z.string().nullable(),
@@ -135,7 +137,7 @@ export const SOURCE_CHANGED = 'inbound-source-changed';
 /** Inbound webhook sources and their signed receive endpoint. */
 export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { config, db, host, baseUrl, cluster }) => {
   if (!config.APP_KEY) throw new Error('APP_KEY is required: inbound source secrets are encrypted with it');
-  const deps: InboundDeps = { db, appKey: config.APP_KEY, baseUrl };
+  const deps: InboundDeps = { db, appKey: config.APP_KEY, baseUrl, users: host.users };
   const receiver = createReceiver({
     db,
     appKey: appKeys(config),
@@ -189,7 +191,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
       config: manage,
       schema: {
         tags,
-        summary: 'Rename, repoint or enable/disable an inbound source',
+        summary: 'Rename, repoint (pipeline, stage, owner of created deals) or enable/disable an inbound source',
         params: sourceParams,
         body: editSourceBody,
         response: sourceResponse,

@@ -40,10 +40,11 @@ const LOG_LIMIT = 50;
 export async function settingsInboundRoutes(app: FastifyInstance, deps: UiOptions): Promise<void> {
   const { db, config, baseUrl, cluster } = deps;
   if (!config.APP_KEY) throw new Error('APP_KEY is required: inbound source secrets are encrypted with it');
-  const inbound: InboundDeps = { db, appKey: config.APP_KEY, baseUrl };
+  const inbound: InboundDeps = { db, appKey: config.APP_KEY, baseUrl, users: deps.host.users };
   const base = app.prefix;
   const view = (request: FastifyRequest): View => viewOf(request, base);
   const manage = { config: { permission: INBOUND_PERMISSION, page: 'page' as const }, schema: { hide: true } };
+  const users = () => deps.host.users.search({ limit: 200 });
   const changed = (sourceId: string) => cluster.publish(SOURCE_CHANGED, sourceId);
   const sourceUrl = (id: string) => `${base}${INBOUND_PATH}/${encodeURIComponent(id)}`;
 
@@ -55,14 +56,14 @@ export async function settingsInboundRoutes(app: FastifyInstance, deps: UiOption
   }
 
   const listPage = async (request: FastifyRequest, reply: FastifyReply, v: View, form?: FormState) =>
-    answer(request, reply, v, 'Inbound sources', sourceList(v, await listSources(inbound), await listPipelines(db, v.actor), form));
+    answer(request, reply, v, 'Inbound sources', sourceList(v, await listSources(inbound), await listPipelines(db, v.actor), await users(), form));
 
   async function showSource(request: FastifyRequest, reply: FastifyReply, v: View, sourceId: string, extra: Partial<SourcePageData> = {}) {
     const source = await getSource(inbound, sourceId);
     const query = sourceLogQuery.safeParse(request.query ?? {});
     const outcome = request.method === 'GET' && query.success ? query.data.outcome : undefined;
-    const [pipelines, log] = await Promise.all([listPipelines(db, v.actor), sourceLog(inbound, sourceId, LOG_LIMIT, outcome)]);
-    return answer(request, reply, v, source.name, sourcePage(v, { source, pipelines, log, outcome, ...extra }));
+    const [pipelines, people, log] = await Promise.all([listPipelines(db, v.actor), users(), sourceLog(inbound, sourceId, LOG_LIMIT, outcome)]);
+    return answer(request, reply, v, source.name, sourcePage(v, { source, pipelines, users: people, log, outcome, ...extra }));
   }
 
   app.get(INBOUND_PATH, manage, async (request, reply) => listPage(request, reply, view(request)));

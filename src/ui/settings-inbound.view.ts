@@ -1,7 +1,8 @@
 import type { PipelineJson } from '../domain/pipelines/pipelines.service.js';
 import type { SourceJson } from '../domain/inbound/sources.service.js';
 import { LOG_OUTCOMES, type LogOutcome } from '../domain/inbound/sources.schemas.js';
-import { emptyForm, formMessage, input, select, type FormState } from './forms.js';
+import type { HostUser } from '../host/port.js';
+import { emptyForm, fieldErrors, formMessage, input, select, type FormState } from './forms.js';
 import { attr, href, html, type Html } from './html.js';
 import { csrfField, dateTime, type View } from './page.js';
 
@@ -93,9 +94,30 @@ function pipelineChoices(pipelines: PipelineJson[]) {
   return pipelines.map((p) => ({ value: p.id, label: p.isDefault ? `${p.name} (default)` : p.name }));
 }
 
+/** The stages of every pipeline, grouped; the server checks the one chosen belongs to the chosen pipeline. */
+function stageSelect(form: FormState, pipelines: PipelineJson[], current: number | null | undefined): Html {
+  const name = 'source[stage]';
+  const chosen = form.values[name] ?? (current === null || current === undefined ? '' : String(current));
+  return html`<label class="field${form.errors[name] ? ' invalid' : ''}"><span>Stage new deals start in</span><select name="${name}">
+    <option value="">The pipeline's first stage</option>
+    ${pipelines.map(
+      (p) => html`<optgroup label="${p.name}">${p.stages.map(
+        (stage) => html`<option value="${stage.id}"${attr('selected', String(stage.id) === chosen)}>${stage.name}</option>`,
+      )}</optgroup>`,
+    )}
+  </select>${fieldErrors(form, name)}</label>`;
+}
+
+function ownerSelect(form: FormState, users: HostUser[], current: number | null | undefined): Html {
+  return select(form, 'source[owner]', 'Owner of new deals', users.map((u) => ({ value: u.id, label: u.name })), current, { empty: 'Nobody' });
+}
+
+const defaultsText = (source: SourceJson) =>
+  `${source.stage ? `stage ${source.stage.name}` : 'first stage'}, ${source.owner ? `owner ${source.owner.name}` : 'no owner'}`;
+
 const state = (enabled: boolean) => (enabled ? html`<span class="badge won">Enabled</span>` : html`<span class="badge lost">Disabled</span>`);
 
-export function sourceList(v: View, sources: SourceJson[], pipelines: PipelineJson[], form: FormState = emptyForm()): Html {
+export function sourceList(v: View, sources: SourceJson[], pipelines: PipelineJson[], users: HostUser[], form: FormState = emptyForm()): Html {
   const defaultPipeline = pipelines.find((p) => p.isDefault)?.id;
   return html`<div id="settings" class="settings">
   ${settingsHead(v, 'Inbound webhook sources')}
@@ -105,7 +127,7 @@ export function sourceList(v: View, sources: SourceJson[], pipelines: PipelineJs
     : html`<table class="deals settings-table">
     <thead><tr><th>Name</th><th>Pipeline</th><th>State</th><th>Last receive</th><th>Endpoint URL</th></tr></thead>
     <tbody>${sources.map(
-      (s) => html`<tr><td class="title"><a href="${sourcePath(v, s.id)}">${s.name}</a></td><td>${s.pipeline.name}</td><td>${state(s.enabled)}</td>
+      (s) => html`<tr><td class="title"><a href="${sourcePath(v, s.id)}">${s.name}</a></td><td>${s.pipeline.name} <span class="muted">(${defaultsText(s)})</span></td><td>${state(s.enabled)}</td>
         <td>${s.lastReceivedAt ? dateTime(s.lastReceivedAt) : html`<span class="muted">never</span>`}</td><td class="url"><code>${s.endpointUrl}</code></td></tr>`,
     )}</tbody></table>`}
   <section class="panel" id="new-source">
@@ -115,9 +137,11 @@ export function sourceList(v: View, sources: SourceJson[], pipelines: PipelineJs
       <div class="row">
         ${input(form, 'source[name]', 'Name', { required: true, placeholder: 'Website contact form' })}
         ${select(form, 'source[pipeline]', 'Pipeline new deals go to', pipelineChoices(pipelines), defaultPipeline)}
+        ${stageSelect(form, pipelines, null)}
+        ${ownerSelect(form, users, null)}
         <button class="primary">Create source</button>
       </div>
-      <p class="muted hint">New deals land in the pipeline's first stage, without an owner. The secret is shown once, right after you create the source.</p>
+      <p class="muted hint">The secret is shown once, right after you create the source.</p>
     </form>
   </section>
 </div>`;
@@ -126,6 +150,7 @@ export function sourceList(v: View, sources: SourceJson[], pipelines: PipelineJs
 export interface SourcePageData {
   source: SourceJson;
   pipelines: PipelineJson[];
+  users: HostUser[];
   log: LogEntryJson[];
   outcome?: LogOutcome;
   /** Present only in the answer that created or rotated the secret. */
@@ -158,7 +183,7 @@ function examples(source: SourceJson, secret: string | undefined): Html {
   </section>`;
 }
 
-function settingsForm(v: View, source: SourceJson, pipelines: PipelineJson[], form: FormState): Html {
+function settingsForm(v: View, source: SourceJson, pipelines: PipelineJson[], users: HostUser[], form: FormState): Html {
   const path = sourcePath(v, source.id);
   return html`<section class="panel" id="source-settings">
     <h2>Settings</h2>
@@ -167,9 +192,11 @@ function settingsForm(v: View, source: SourceJson, pipelines: PipelineJson[], fo
       <div class="row">
         ${input(form, 'source[name]', 'Name', { required: true, value: source.name })}
         ${select(form, 'source[pipeline]', 'Pipeline new deals go to', pipelineChoices(pipelines), source.pipeline.id)}
+        ${stageSelect(form, pipelines, source.stage?.id)}
+        ${ownerSelect(form, users, source.owner?.id)}
         <button class="primary">Save</button>
       </div>
-      <p class="muted hint">Deals are created in the pipeline's first stage, without an owner; a post with a known <code>external_id</code> updates that deal wherever it is.</p>
+      <p class="muted hint">These apply to deals the source creates; a post with a known <code>external_id</code> updates that deal wherever it is. Choosing another pipeline without a stage of it starts deals in its first stage.</p>
     </form>
     <div class="row actions-row">
       <form method="post" action="${path}/${source.enabled ? 'disable' : 'enable'}">${csrfField(v)}
@@ -222,13 +249,13 @@ export function sourcePage(v: View, data: SourcePageData): Html {
   const { source } = data;
   return html`<div id="settings" class="settings">
   ${settingsHead(v, source.name, [{ label: 'Inbound sources', path: INBOUND_PATH }])}
-  <p>${state(source.enabled)} <span class="muted">Pipeline: ${source.pipeline.name} · created ${dateTime(source.createdAt)} · last receive ${
+  <p>${state(source.enabled)} <span class="muted">New deals: ${source.pipeline.name}, ${defaultsText(source)} · created ${dateTime(source.createdAt)} · last receive ${
     source.lastReceivedAt ? dateTime(source.lastReceivedAt) : 'never'
   }</span></p>
   ${data.secret ? secretPanel(source, data.secret) : ''}
   <section class="panel">${copyBlock('endpoint-url', 'Endpoint URL', source.endpointUrl)}</section>
   ${examples(source, data.secret?.value)}
-  ${settingsForm(v, source, data.pipelines, data.form ?? emptyForm())}
+  ${settingsForm(v, source, data.pipelines, data.users, data.form ?? emptyForm())}
   ${receiveLog(v, source, data.log, data.outcome)}
 </div>`;
 }

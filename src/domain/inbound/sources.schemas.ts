@@ -1,9 +1,17 @@
 import { z } from 'zod';
-import { bool, id, text } from '../../http/schemas.js';
+import { bool, id, nullable, text } from '../../http/schemas.js';
 
 /** Body and query formats of inbound source management, shared by the API routes and the settings pages. */
 
-export const sourceFields = z.object({ name: text(1, 255), pipeline: id.optional(), enabled: bool.optional() });
+export const sourceFields = z.object({
+  name: text(1, 255),
+  pipeline: id.optional(),
+  /** Where created deals start; empty or null: the pipeline's first stage. */
+  stage: nullable(id).optional(),
+  /** Who owns created deals; empty or null: nobody. */
+  owner: nullable(id).optional(),
+  enabled: bool.optional(),
+});
 export const createSourceBody = z.object({ source: sourceFields });
 export const editSourceBody = z.object({ source: sourceFields.partial() });
 

@@ -3,6 +3,7 @@ import { seal } from '../../crypto/secret-box.js';
 import type { Db } from '../../db/database.js';
 import { NotFoundError, ValidationError } from '../../http/errors.js';
 import type { Actor } from '../../host/permissions.js';
+import type { HostUsers } from '../../host/port.js';
 import { canSeePipeline, findDefaultPipeline, findPipeline } from '../pipelines/pipelines.repository.js';
 import {
   deleteSourceRow,
@@ -23,6 +24,8 @@ export interface InboundDeps {
   db: Db;
   appKey: Buffer;
   baseUrl: string;
+  /** The host's users: a default owner is copied locally (and checked) when it is chosen. */
+  users: HostUsers;
 }
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -34,6 +37,10 @@ export function toSourceJson(row: SourceRow, baseUrl: string) {
     id: row.id,
     name: row.name,
     pipeline: { id: row.pipeline_id, name: row.pipeline_name },
+    /** Where created deals start; null: the pipeline's first stage. */
+    stage: row.default_stage_id === null ? null : { id: row.default_stage_id, name: row.default_stage_name! },
+    /** Who owns created deals; null: nobody. */
+    owner: row.default_owner_id === null ? null : { id: row.default_owner_id, name: row.default_owner_name! },
     endpointUrl: endpointUrl(baseUrl, row.id),
     enabled: row.enabled,
     /** When the rotated-out secret stops working; null when there is none in its grace period. */
@@ -49,6 +56,10 @@ export type SourceJson = ReturnType<typeof toSourceJson>;
 export interface SourceInput {
   name?: string;
   pipeline?: number;
+  /** null: the pipeline's first stage. */
+  stage?: number | null;
+  /** null: no owner. */
+  owner?: number | null;
   enabled?: boolean;
 }
 
@@ -67,6 +78,23 @@ async function usablePipeline(db: Db, actor: Actor, id: number | undefined): Pro
   return pipeline.id;
 }
 
+/** A stage of the source's pipeline (or null); a stage of another pipeline is refused. */
+async function usableStage(db: Db, pipelineId: number, stageId: number | null): Promise<number | null> {
+  if (stageId === null) return null;
+  const stage = await db.selectFrom('stages').select('id').where('id', '=', stageId).where('pipeline_id', '=', pipelineId).executeTakeFirst();
+  if (!stage) throw ValidationError.field('source[stage]', 'Not a stage of the chosen pipeline');
+  return stage.id;
+}
+
+/** An active user of the host (copied locally first), or null. */
+async function usableOwner(deps: InboundDeps, ownerId: number | null): Promise<number | null> {
+  if (ownerId === null) return null;
+  await deps.users.ensure([ownerId]);
+  const user = await deps.db.selectFrom('users').select('id').where('id', '=', ownerId).where('is_active', '=', true).executeTakeFirst();
+  if (!user) throw ValidationError.field('source[owner]', 'Unknown user');
+  return user.id;
+}
+
 export async function listSources(deps: InboundDeps): Promise<SourceJson[]> {
   return (await listSourceRows(deps.db)).map((row) => toSourceJson(row, deps.baseUrl));
 }
@@ -81,12 +109,16 @@ export async function createSource(
   input: SourceInput & { name: string },
 ): Promise<SourceJson & { secret: string }> {
   const pipelineId = await usablePipeline(deps.db, actor, input.pipeline);
+  const stageId = await usableStage(deps.db, pipelineId, input.stage ?? null);
+  const ownerId = await usableOwner(deps, input.owner ?? null);
   const id = randomUUID();
   const secret = generateSecret();
   await insertSource(deps.db, {
     id,
     name: input.name,
     pipelineId,
+    stageId,
+    ownerId,
     secretEncrypted: seal(deps.appKey, secret),
     enabled: input.enabled ?? true,
     createdById: actor.id,
@@ -98,7 +130,17 @@ export async function editSource(deps: InboundDeps, actor: Actor, id: string, in
   const current = await sourceOrFail(deps.db, id);
   const pipelineId =
     input.pipeline !== undefined && input.pipeline !== current.pipeline_id ? await usablePipeline(deps.db, actor, input.pipeline) : undefined;
-  if (!(await updateSource(deps.db, id, { name: input.name, pipelineId, enabled: input.enabled }))) throw new NotFoundError('Inbound source');
+  // A new pipeline without a stage of its own starts deals in its first stage: the old default belongs to the old pipeline.
+  const stageId =
+    input.stage !== undefined
+      ? await usableStage(deps.db, pipelineId ?? current.pipeline_id, input.stage)
+      : pipelineId !== undefined && current.default_stage_id !== null
+        ? null
+        : undefined;
+  const ownerId = input.owner !== undefined ? await usableOwner(deps, input.owner) : undefined;
+  if (!(await updateSource(deps.db, id, { name: input.name, pipelineId, stageId, ownerId, enabled: input.enabled }))) {
+    throw new NotFoundError('Inbound source');
+  }
   return getSource(deps, id);
 }
 

@@ -149,6 +149,50 @@ describe('inbound sources page', () => {
     expect(unknownOwner.json().errors[0].details).toEqual({ 'source[owner]': ['Unknown user'] });
   });
 
+  it('maps a sender\'s own field names onto the deal, with errors next to the mapping inputs', async () => {
+    const { id, secret } = await createSource('Form builder');
+    const bad = await post(`/service/settings/inbound/${id}/edit`, {
+      'source[name]': 'Form builder',
+      'source[pipeline]': String(pipeline.id),
+      'source[fields][title]': 'subject',
+      'source[fields][contact_email]': 'lead..email',
+    });
+    expect(bad.body).toMatch(/name="source\[fields\]\[contact_email\]"[^>]*>\s*<span class="field-error">Must be field names joined by dots, such as lead.email<\/span>/);
+    expect(bad.body).toContain('value="subject"');
+    expect(bad.body).toMatch(/<details class="mapping" open>/);
+
+    const good = await post(`/service/settings/inbound/${id}/edit`, {
+      'source[name]': 'Form builder',
+      'source[pipeline]': String(pipeline.id),
+      'source[fields][title]': 'subject',
+      'source[fields][amount]': 'budget',
+      'source[fields][contact_email]': 'lead.email',
+      'source[fields][contact_first_name]': 'lead.name',
+      'source[fields][external_id]': '',
+    });
+    expect(good.statusCode).toBe(303);
+    await new Promise((done) => setImmediate(done)); // the receiver reads the changed source again
+    const page = await get(`/service/settings/inbound/${id}`);
+    expect(page.body).toContain('(4 mapped)');
+    expect(page.body).toMatch(/name="source\[fields\]\[contact_email\]" type="text" value="lead.email"/);
+
+    const answer = (await receive(id, secret, { subject: 'Mapped deal', budget: 900, lead: { email: 'Mapped@Example.com', name: 'Mia' } })).json();
+    expect(answer).toMatchObject({ success: true, created: true, contact: { created: true } });
+    const deal = await t.db.selectFrom('deals').select(['title', 'amount']).where('id', '=', answer.deal.id).executeTakeFirstOrThrow();
+    expect(deal).toEqual({ title: 'Mapped deal', amount: '900.00' });
+    const contact = await t.db.selectFrom('contacts').select(['email', 'first_name']).where('id', '=', answer.contact.id).executeTakeFirstOrThrow();
+    expect(contact).toEqual({ email: 'Mapped@Example.com', first_name: 'Mia' });
+    // A mapped value is checked by the receive's own rules, under the deal field's name.
+    const refused = await receive(id, secret, { subject: 'Bad budget', budget: '900' });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().errors[0].details).toHaveProperty('amount');
+
+    const api = await t.call({ method: 'GET', url: `/service/settings/inbound-webhooks/${id}` });
+    expect(api.json().source.fields).toEqual({ title: 'subject', amount: 'budget', contact_email: 'lead.email', contact_first_name: 'lead.name' });
+    const unknown = await t.call({ method: 'POST', url: `/service/settings/inbound-webhooks/${id}/edit`, payload: { source: { fields: { stage: 'x' } } } });
+    expect(unknown.statusCode).toBe(422);
+  });
+
   it('disables and enables a source: a disabled one answers 404 to receives', async () => {
     const { id, secret } = await createSource('Toggle');
     // A receive first, so the receiver holds the source in its cache: disabling must reach it at once.

@@ -6,6 +6,7 @@ import type { RouteDeps } from './deps.js';
 import { createReceiver, type Receiver, type ReceivingSource } from '../domain/inbound/receive.service.js';
 import { parseJsonObject, receiveBody } from '../domain/inbound/receive.mapping.js';
 import { SIGNATURE_HEADER } from '../domain/inbound/inbound.signature.js';
+import { applyFieldMap } from '../domain/inbound/field-map.js';
 import {
   createSource,
   deleteSource,
@@ -36,6 +37,7 @@ const sourceJson = z.object({
   pipeline: z.object({ id: z.number(), name: z.string() }),
   stage: z.object({ id: z.number(), name: z.string() }).nullable().describe("where created deals start; null: the pipeline's first stage"),
   owner: z.object({ id: z.number(), name: z.string() }).nullable().describe('who owns created deals; null: nobody'),
+  fields: z.record(z.string(), z.string()).describe("deal field → dot path in the sender's JSON it is read from; others are read under their own name"),
   endpointUrl: z.string(),
   enabled: z.boolean(),
   previousSecretExpiresAt: z.string().nullable(),
@@ -117,7 +119,7 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         raws.set(request, raw);
         receiver.authenticate(sources.get(request)!, request.headers[SIGNATURE_HEADER], raw);
-        request.body = parseJsonObject(raw);
+        request.body = applyFieldMap(sources.get(request)!.field_map, parseJsonObject(raw));
       },
     },
     async (request, reply) => {

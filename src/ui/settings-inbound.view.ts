@@ -1,6 +1,7 @@
 import type { PipelineJson } from '../domain/pipelines/pipelines.service.js';
 import type { SourceJson } from '../domain/inbound/sources.service.js';
 import { LOG_OUTCOMES, type LogOutcome } from '../domain/inbound/sources.schemas.js';
+import { FIELD_TARGETS, type FieldMap, type FieldTarget } from '../domain/inbound/field-map.js';
 import type { HostUser } from '../host/port.js';
 import { emptyForm, fieldErrors, formMessage, input, select, type FormState } from './forms.js';
 import { attr, href, html, type Html } from './html.js';
@@ -183,6 +184,33 @@ function examples(source: SourceJson, secret: string | undefined): Html {
   </section>`;
 }
 
+const TARGET_WORDS: Record<FieldTarget, string> = {
+  title: 'Title',
+  amount: 'Amount (a JSON number)',
+  close_date: 'Close date (YYYY-MM-DD)',
+  external_id: 'External id',
+  custom_fields: 'Custom fields (an object)',
+  contact_email: 'Contact email',
+  contact_first_name: 'Contact first name',
+  contact_last_name: 'Contact last name',
+  contact_company: 'Contact company',
+};
+
+/** Where each deal field is read from; the placeholder is the name used when nothing is mapped. */
+function fieldMapping(form: FormState, fields: FieldMap): Html {
+  const mapped = Object.keys(fields).length;
+  return html`<details class="mapping"${attr('open', mapped > 0 || Object.keys(form.errors).some((k) => k.startsWith('source[fields]')))}>
+    <summary>Field mapping ${mapped > 0 ? html`<span class="muted">(${mapped} mapped)</span>` : html`<span class="muted">(none: fields are read under their own names)</span>`}</summary>
+    <p class="muted hint">If the sender's JSON uses other names, say where each deal field is found, as a dot path such as <code>lead.email</code>. Leave a field empty to read it under its own name.</p>
+    <div class="mapping-grid">${FIELD_TARGETS.map((target) =>
+      input(form, `source[fields][${target}]`, TARGET_WORDS[target], {
+        value: fields[target] ?? '',
+        placeholder: target.startsWith('contact_') ? `contact.${target.slice('contact_'.length)}` : target,
+      }),
+    )}</div>
+  </details>`;
+}
+
 function settingsForm(v: View, source: SourceJson, pipelines: PipelineJson[], users: HostUser[], form: FormState): Html {
   const path = sourcePath(v, source.id);
   return html`<section class="panel" id="source-settings">
@@ -194,8 +222,9 @@ function settingsForm(v: View, source: SourceJson, pipelines: PipelineJson[], us
         ${select(form, 'source[pipeline]', 'Pipeline new deals go to', pipelineChoices(pipelines), source.pipeline.id)}
         ${stageSelect(form, pipelines, source.stage?.id)}
         ${ownerSelect(form, users, source.owner?.id)}
-        <button class="primary">Save</button>
       </div>
+      ${fieldMapping(form, source.fields)}
+      <div><button class="primary">Save</button></div>
       <p class="muted hint">These apply to deals the source creates; a post with a known <code>external_id</code> updates that deal wherever it is. Choosing another pipeline without a stage of it starts deals in its first stage.</p>
     </form>
     <div class="row actions-row">

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.js';
 import type { ReceiveOutcome } from '../../db/schema.inbound.js';
+import type { FieldMap } from './field-map.js';
 
 /** Rows of inbound sources, their receive log and their replay-safety keys. */
 
@@ -22,6 +23,7 @@ export interface SourceRow {
   default_stage_name: string | null;
   default_owner_id: number | null;
   default_owner_name: string | null;
+  field_map: FieldMap;
 }
 
 /** How long a rotated-out secret keeps working, and how long a receive is remembered for replays. */
@@ -51,6 +53,7 @@ function sourceQuery(db: Executor) {
       'stages.name as default_stage_name',
       'inbound_sources.default_owner_id',
       'users.name as default_owner_name',
+      'inbound_sources.field_map',
     ])
     .$castTo<SourceRow>();
 }
@@ -71,6 +74,7 @@ export async function insertSource(
     pipelineId: number;
     stageId: number | null;
     ownerId: number | null;
+    fieldMap: FieldMap;
     secretEncrypted: string;
     enabled: boolean;
     createdById: number;
@@ -84,6 +88,7 @@ export async function insertSource(
       pipeline_id: values.pipelineId,
       default_stage_id: values.stageId,
       default_owner_id: values.ownerId,
+      field_map: JSON.stringify(values.fieldMap),
       secret_encrypted: values.secretEncrypted,
       enabled: values.enabled,
       created_by_id: values.createdById,
@@ -94,7 +99,7 @@ export async function insertSource(
 export async function updateSource(
   db: Executor,
   id: string,
-  values: { name?: string; pipelineId?: number; stageId?: number | null; ownerId?: number | null; enabled?: boolean },
+  values: { name?: string; pipelineId?: number; stageId?: number | null; ownerId?: number | null; fieldMap?: FieldMap; enabled?: boolean },
 ): Promise<boolean> {
   const result = await db
     .updateTable('inbound_sources')
@@ -103,6 +108,7 @@ export async function updateSource(
       ...(values.pipelineId !== undefined ? { pipeline_id: values.pipelineId } : {}),
       ...(values.stageId !== undefined ? { default_stage_id: values.stageId } : {}),
       ...(values.ownerId !== undefined ? { default_owner_id: values.ownerId } : {}),
+      ...(values.fieldMap !== undefined ? { field_map: JSON.stringify(values.fieldMap) } : {}),
       ...(values.enabled !== undefined ? { enabled: values.enabled } : {}),
       updated_at: sql<Date>`now()`,
     })

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { bool, id, nullable, text } from '../../http/schemas.js';
+import { fieldMapInput } from './field-map.js';
 
 /** Body and query formats of inbound source management, shared by the API routes and the settings pages. */
 
@@ -10,6 +11,8 @@ export const sourceFields = z.object({
   stage: nullable(id).optional(),
   /** Who owns created deals; empty or null: nobody. */
   owner: nullable(id).optional(),
+  /** Where each deal field is read from in the sender's JSON (dot paths); given, it replaces the mapping. */
+  fields: fieldMapInput.optional(),
   enabled: bool.optional(),
 });
 export const createSourceBody = z.object({ source: sourceFields });

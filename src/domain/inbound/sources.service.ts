@@ -17,6 +17,7 @@ import {
 } from './inbound.repository.js';
 import { generateSecret } from './inbound.signature.js';
 import type { LogOutcome } from './sources.schemas.js';
+import type { FieldMap } from './field-map.js';
 
 /** Managing inbound sources (service:webhooks:manage). Secrets leave only in the create and rotate answers. */
 
@@ -41,6 +42,8 @@ export function toSourceJson(row: SourceRow, baseUrl: string) {
     stage: row.default_stage_id === null ? null : { id: row.default_stage_id, name: row.default_stage_name! },
     /** Who owns created deals; null: nobody. */
     owner: row.default_owner_id === null ? null : { id: row.default_owner_id, name: row.default_owner_name! },
+    /** Deal field → where in the sender's JSON it is read from; fields not listed are read under their own name. */
+    fields: row.field_map,
     endpointUrl: endpointUrl(baseUrl, row.id),
     enabled: row.enabled,
     /** When the rotated-out secret stops working; null when there is none in its grace period. */
@@ -60,6 +63,8 @@ export interface SourceInput {
   stage?: number | null;
   /** null: no owner. */
   owner?: number | null;
+  /** Replaces the whole mapping; {} reads every field under its own name. */
+  fields?: FieldMap;
   enabled?: boolean;
 }
 
@@ -119,6 +124,7 @@ export async function createSource(
     pipelineId,
     stageId,
     ownerId,
+    fieldMap: input.fields ?? {},
     secretEncrypted: seal(deps.appKey, secret),
     enabled: input.enabled ?? true,
     createdById: actor.id,
@@ -138,7 +144,7 @@ export async function editSource(deps: InboundDeps, actor: Actor, id: string, in
         ? null
         : undefined;
   const ownerId = input.owner !== undefined ? await usableOwner(deps, input.owner) : undefined;
-  if (!(await updateSource(deps.db, id, { name: input.name, pipelineId, stageId, ownerId, enabled: input.enabled }))) {
+  if (!(await updateSource(deps.db, id, { name: input.name, pipelineId, stageId, ownerId, fieldMap: input.fields, enabled: input.enabled }))) {
     throw new NotFoundError('Inbound source');
   }
   return getSource(deps, id);

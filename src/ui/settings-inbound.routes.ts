@@ -50,9 +50,8 @@ export async function settingsInboundRoutes(app: FastifyInstance, deps: UiOption
 
   /** htmx swaps the page body in place; a plain request gets the whole page. */
   function answer(request: FastifyRequest, reply: FastifyReply, v: View, title: string, body: Html, status = 200) {
-    const withAssets = html`${settingsAssets(v)}${body}`;
     if (request.headers['hx-request'] === 'true') return sendHtml(reply, body, status);
-    return sendHtml(reply, layout(v, title, withAssets, '/service/settings'), status);
+    return sendHtml(reply, layout(v, title, html`${settingsAssets(v)}${body}`, '/service/settings'), status);
   }
 
   const listPage = async (request: FastifyRequest, reply: FastifyReply, v: View, form?: FormState) =>

@@ -66,7 +66,7 @@ function eventChoices(form: FormState, chosen: readonly string[]): Html {
   return html`<fieldset class="field${invalid}"><span>Events to send</span>
     <div class="events-choice">${EVENT_NAMES.map(
       (name) => html`<label><input type="checkbox" name="events[]" value="${name}"${attr('checked', chosen.includes(name))}>
-        ${EVENT_WORDS[name] ?? name} <code class="muted">${name}</code></label>`,
+<span>${EVENT_WORDS[name] ?? name}</span><code class="muted">${name}</code></label>`,
     )}</div>${fieldErrors(form, 'events')}</fieldset>`;
 }
 

@@ -300,7 +300,7 @@ describe('outbound webhooks page', () => {
     expect(disabled.body).toContain('This subscription is disabled');
     expect(disabled.body).toContain('Disabled by an administrator');
     expect(disabled.body).toContain(`action="/service/settings/webhooks/${id}/enable"`);
-    expect(disabled.body).not.toContain('Send again');
+    expect(disabled.body).not.toContain('/redeliver"');
 
     const refused = await post(`/service/settings/webhooks/${id}/test`);
     expect(refused.statusCode).toBe(409);
@@ -310,6 +310,22 @@ describe('outbound webhooks page', () => {
     const enabled = await get(`/service/settings/webhooks/${id}`);
     expect(enabled.body).not.toContain('This subscription is disabled');
     expect(enabled.body).toContain('Send test event');
+  });
+
+  it('changes the URL and events, with errors next to the fields keeping what was typed', async () => {
+    const { id } = await createWebhook('Editable');
+    const bad = await post(`/service/settings/webhooks/${id}/edit`, { name: 'Edited', url: 'javascript:alert(1)', 'events[]': ['service.deal.lost'] });
+    expect(bad.statusCode).toBe(200);
+    expect(bad.body).toMatch(/name="url"[^>]*value="javascript:alert\(1\)"[^>]*>\s*<span class="field-error">Must be an http or https URL<\/span>/);
+    expect(bad.body).toContain('value="Edited"');
+    expect(bad.body).toMatch(/<details open>/);
+    expect(bad.body).toMatch(/value="service\.deal\.lost" checked/);
+    expect(bad.body).not.toMatch(/value="service\.deal\.won" checked/);
+
+    const good = await post(`/service/settings/webhooks/${id}/edit`, { name: 'Edited', url: 'https://hooks.example.com/new', 'events[]': ['service.deal.lost'] });
+    expect(good.statusCode).toBe(303);
+    const api = await t.call({ method: 'GET', url: `/host/webhooks/${id}` });
+    expect(api.json().webhook).toMatchObject({ name: 'Edited', url: 'https://hooks.example.com/new', events: ['service.deal.lost'] });
   });
 
   it('filters the delivery log by status', async () => {
@@ -338,6 +354,7 @@ describe('permissions, CSRF and escaping', () => {
       `/service/settings/inbound/${sourceId}/delete`,
       '/service/settings/webhooks/new',
       `/service/settings/webhooks/${webhookId}/test`,
+      `/service/settings/webhooks/${webhookId}/edit`,
       `/service/settings/webhooks/${webhookId}/disable`,
       `/service/settings/webhooks/${webhookId}/deliveries/1/redeliver`,
       `/service/settings/webhooks/${webhookId}/delete`,

@@ -105,6 +105,20 @@ export async function settingsWebhookRoutes(app: FastifyInstance, deps: UiOption
     return showWebhook(request, reply, view(request), webhookId);
   });
 
+  app.post(`${WEBHOOKS_PATH}/:id/edit`, admin, async (request, reply) => {
+    const v = view(request);
+    const { id: webhookId } = check(webhookParams, request.params);
+    const parsed = parseForm(webhookBody.pick({ name: true, url: true, events: true }), request.body);
+    const chosen = chosenEvents(request.body);
+    if (!parsed.ok) return showWebhook(request, reply, v, webhookId, { form: parsed.form, chosen });
+    try {
+      await editWebhook(db, config, webhookId, parsed.data);
+    } catch (error) {
+      return showWebhook(request, reply, v, webhookId, { form: formFromError(error, request.body), chosen });
+    }
+    return reply.redirect(webhookUrl(webhookId), 303);
+  });
+
   app.post(`${WEBHOOKS_PATH}/:id/test`, admin, async (request, reply) => {
     const { id: webhookId } = check(webhookParams, request.params);
     return act(request, reply, webhookId, () => sendTestEvent(db, webhookId));

@@ -100,10 +100,30 @@ export function webhookList(v: View, webhooks: WebhookJson[], form: FormState = 
 
 export interface WebhookPageData {
   webhook: WebhookJson;
+  /** The edit form after a refused save: what was typed, and why. */
+  form?: FormState;
+  chosen?: string[];
   deliveries: DeliveryPage;
   status?: DeliveryStatus;
   secret?: string;
   message?: string;
+}
+
+function editForm(v: View, w: WebhookJson, form: FormState, chosen: readonly string[]): Html {
+  return html`<section class="panel" id="webhook-settings">
+    <details${attr('open', Object.keys(form.errors).length > 0 || Boolean(form.message))}>
+    <summary><h2 class="inline">Change URL, name or events</h2></summary>
+    <form method="post" action="${webhookPath(v, w.id)}/edit" class="stack" novalidate>
+      ${csrfField(v)}${formMessage(form)}
+      <div class="row">
+        ${input(form, 'name', 'Name', { required: true, value: w.name })}
+        <div class="field grow">${input(form, 'url', 'URL the events are posted to', { type: 'url', required: true, value: w.url })}</div>
+      </div>
+      ${eventChoices(form, chosen)}
+      <div><button class="primary">Save</button></div>
+      <p class="muted hint">Every attempt goes to the URL saved here, retries and "Send again" of earlier deliveries included.</p>
+    </form></details>
+  </section>`;
 }
 
 function secretPanel(secret: string): Html {
@@ -224,5 +244,6 @@ export function webhookPage(v: View, data: WebhookPageData): Html {
   </section>
   ${statePanel(v, w)}
   ${deliveryLog(v, w, data.deliveries, data.status)}
+  ${editForm(v, w, data.form ?? emptyForm(), data.chosen ?? w.events)}
 </div>`;
 }

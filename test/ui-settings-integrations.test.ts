@@ -1,6 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { csrfTokenFor, SESSION_COOKIE } from '../src/http/session.js';
+import { inboundSections } from '../src/ui/settings-inbound.routes.js';
+import { webhookSections } from '../src/ui/settings-webhooks.routes.js';
 import { ADMIN, setupApp, type TestContext } from './helpers/app.js';
 import { createPipeline, createUser, defaultPipeline, type TestPipeline } from './helpers/factories.js';
 
@@ -397,5 +399,22 @@ describe('permissions, CSRF and escaping', () => {
       expect(page.body).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
       expect(page.body).toContain('q=&quot;&gt;&lt;script&gt;alert(2)&lt;/script&gt;');
     }
+  });
+});
+
+describe('when events go to the host instead (WEBHOOK_MODE=forward)', () => {
+  it('has no outbound webhooks page, and keeps the inbound one', async () => {
+    const forward = await setupApp({
+      config: { WEBHOOK_MODE: 'forward', HOST_WEBHOOK_URL: 'https://host.example/dispatch', HOST_WEBHOOK_SECRET: 'a-forwarding-secret-for-tests' },
+    });
+    const response = await forward.app.inject({ method: 'POST', url: '/service/login', payload: ADMIN });
+    const cookie = `${SESSION_COOKIE}=${response.cookies.find((c) => c.name === SESSION_COOKIE)!.value}`;
+    const page = (url: string) => forward.app.inject({ method: 'GET', url, headers: { cookie, accept: 'text/html' } });
+    expect((await page('/service/settings/webhooks')).statusCode).toBe(404);
+    expect((await page('/service/settings/inbound')).statusCode).toBe(200);
+    expect(webhookSections).toEqual([{ label: 'Outbound webhooks', path: '/service/settings/webhooks', permission: 'host:admin', builtinOnly: true }]);
+    expect(inboundSections).toEqual([
+      { label: 'Inbound webhook sources', path: '/service/settings/inbound', permission: 'service:webhooks:manage', builtinOnly: false },
+    ]);
   });
 });

@@ -12,6 +12,7 @@ import * as pageSessions from './20261123_1500_page_sessions.js';
 import * as dealSums from './20261124_0100_deal_sums.js';
 import * as passwordChange from './20261124_0200_password_change.js';
 import * as stageColor from './20261124_0201_stage_color.js';
+import * as inboundSourceDefaults from './20261124_0300_inbound_source_defaults.js';
 
 /**
  * Every migration, by name in order of time. Listed statically so that the same
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '20261124_0100_deal_sums': dealSums,
   '20261124_0200_password_change': passwordChange,
   '20261124_0201_stage_color': stageColor,
+  '20261124_0300_inbound_source_defaults': inboundSourceDefaults,
 };

@@ -42,7 +42,7 @@ describe('settings in the browser', () => {
     const { page } = t;
     await page.locator('.topbar nav a', { hasText: 'Settings' }).click();
     await page.waitForURL(/\/service\/settings$/);
-    await expect(page.locator('.section-cards li strong').allTextContents()).resolves.toEqual(['Pipelines and stages', 'Users', 'Roles', 'API credentials']);
+    await expect(page.locator('.section-cards li strong').allTextContents()).resolves.toEqual(['Pipelines and stages', 'Inbound webhook sources', 'Outbound webhooks', 'Users', 'Roles', 'API credentials']);
     await t.screenshot('settings-index');
   });
 

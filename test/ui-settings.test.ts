@@ -64,6 +64,8 @@ describe('settings index and navigation', () => {
     expect(index.statusCode).toBe(200);
     for (const [label, path] of [
       ['Pipelines and stages', '/service/settings/pipelines'],
+      ['Inbound webhook sources', '/service/settings/inbound'],
+      ['Outbound webhooks', '/service/settings/webhooks'],
       ['Users', '/service/settings/users'],
       ['Roles', '/service/settings/roles'],
       ['API credentials', '/service/settings/api-credentials'],

@@ -14,6 +14,11 @@ export interface InboundSourcesTable {
   created_at: Generated<Date>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   last_received_at: Date | string | null;
+  /** Where created deals start (else the pipeline's first stage) and who owns them (else nobody). */
+  default_stage_id: number | null;
+  default_owner_id: number | null;
+  /** Target deal field → dot path in the sender's JSON (see domain/inbound/field-map.ts). */
+  field_map: ColumnType<Record<string, string>, string | undefined, string>;
 }
 
 export type ReceiveOutcome = 'created' | 'updated' | 'replayed' | 'rejected';

@@ -6,6 +6,7 @@ import type { RouteDeps } from './deps.js';
 import { createReceiver, type Receiver, type ReceivingSource } from '../domain/inbound/receive.service.js';
 import { parseJsonObject, receiveBody } from '../domain/inbound/receive.mapping.js';
 import { SIGNATURE_HEADER } from '../domain/inbound/inbound.signature.js';
+import { applyFieldMap } from '../domain/inbound/field-map.js';
 import {
   createSource,
   deleteSource,
@@ -16,10 +17,11 @@ import {
   sourceLog,
   type InboundDeps,
 } from '../domain/inbound/sources.service.js';
+import { createSourceBody, editSourceBody, LOG_OUTCOMES, sourceLogQuery } from '../domain/inbound/sources.schemas.js';
 import { toAppError } from '../http/error-handler.js';
 import { AppError, PayloadTooLargeError } from '../http/errors.js';
 import { actorOf } from '../http/guard.js';
-import { bool, id, successResponse, text } from '../http/schemas.js';
+import { successResponse } from '../http/schemas.js';
 
 /** Contract section 7: inbound receives may carry at most 256 KiB. */
 export const INBOUND_BODY_LIMIT = 256 * 1024;
@@ -29,11 +31,13 @@ const manage = { permission: 'service:webhooks:manage' } as const;
 const tags = ['inbound webhooks'];
 
 const sourceParams = z.object({ sourceId: z.string() });
-const sourceFields = z.object({ name: text(1, 255), pipeline: id.optional(), enabled: bool.optional() });
 const sourceJson = z.object({
   id: z.string(),
   name: z.string(),
   pipeline: z.object({ id: z.number(), name: z.string() }),
+  stage: z.object({ id: z.number(), name: z.string() }).nullable().describe("where created deals start; null: the pipeline's first stage"),
+  owner: z.object({ id: z.number(), name: z.string() }).nullable().describe('who owns created deals; null: nobody'),
+  fields: z.record(z.string(), z.string()).describe("deal field → dot path in the sender's JSON it is read from; others are read under their own name"),
   endpointUrl: z.string(),
   enabled: z.boolean(),
   previousSecretExpiresAt: z.string().nullable(),
@@ -49,7 +53,7 @@ const logEntry = z.object({
   id: z.number(),
   receivedAt: z.string(),
   status: z.number(),
-  outcome: z.enum(['created', 'updated', 'replayed', 'rejected']),
+  outcome: z.enum(LOG_OUTCOMES),
   error: z.string().nullable(),
   deal: z.object({ id: z.number() }).nullable(),
 });
@@ -115,7 +119,7 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         raws.set(request, raw);
         receiver.authenticate(sources.get(request)!, request.headers[SIGNATURE_HEADER], raw);
-        request.body = parseJsonObject(raw);
+        request.body = applyFieldMap(sources.get(request)!.field_map, parseJsonObject(raw));
       },
     },
     async (request, reply) => {
@@ -129,12 +133,13 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
   );
 };
 
-const SOURCE_CHANGED = 'inbound-source-changed';
+/** Published (to every process, this one included) when a source changes: its cached copy is read again. The settings pages publish it too. */
+export const SOURCE_CHANGED = 'inbound-source-changed';
 
 /** Inbound webhook sources and their signed receive endpoint. */
 export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { config, db, host, baseUrl, cluster }) => {
   if (!config.APP_KEY) throw new Error('APP_KEY is required: inbound source secrets are encrypted with it');
-  const deps: InboundDeps = { db, appKey: config.APP_KEY, baseUrl };
+  const deps: InboundDeps = { db, appKey: config.APP_KEY, baseUrl, users: host.users };
   const receiver = createReceiver({
     db,
     appKey: appKeys(config),
@@ -149,7 +154,8 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
     receiver.forget(sourceId);
     cluster.publish(SOURCE_CHANGED, sourceId);
   };
-  cluster.on(SOURCE_CHANGED, (sourceId, fromSelf) => fromSelf || receiver.forget(String(sourceId)));
+  // Also from self: a change made by the settings pages reaches this process's receiver only this way (forgetting twice is harmless).
+  cluster.on(SOURCE_CHANGED, (sourceId) => receiver.forget(String(sourceId)));
 
   app.get(
     BASE,
@@ -164,7 +170,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
       schema: {
         tags,
         summary: 'Create an inbound source; the answer carries its secret, the only time it is shown',
-        body: z.object({ source: sourceFields }),
+        body: createSourceBody,
         response: withSecret,
       },
     },
@@ -187,9 +193,9 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
       config: manage,
       schema: {
         tags,
-        summary: 'Rename, repoint or enable/disable an inbound source',
+        summary: 'Rename, repoint (pipeline, stage, owner of created deals) or enable/disable an inbound source',
         params: sourceParams,
-        body: z.object({ source: sourceFields.partial() }),
+        body: editSourceBody,
         response: sourceResponse,
       },
     },
@@ -233,13 +239,13 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
       config: manage,
       schema: {
         tags,
-        summary: 'Recent receives of a source, newest first: time, status, outcome, error, deal',
+        summary: 'Recent receives of a source, newest first: time, status, outcome, error, deal (filter: outcome)',
         params: sourceParams,
-        querystring: z.object({ limit: id.pipe(z.number().max(200, 'Must be at most 200')).default(50) }),
+        querystring: sourceLogQuery,
         response: { 200: z.object({ log: z.array(logEntry) }) },
       },
     },
-    async (request) => ({ log: await sourceLog(deps, request.params.sourceId, request.query.limit) }),
+    async (request) => ({ log: await sourceLog(deps, request.params.sourceId, request.query.limit, request.query.outcome) }),
   );
 
   await app.register(receiveRoute, { receiver });

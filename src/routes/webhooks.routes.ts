@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteDeps } from './deps.js';
-import { EVENT_NAMES } from '../events/events.js';
-import { isValidSecret } from '../events/signing.js';
 import { TEST_EVENT } from '../events/test-event.js';
+import { DELIVERY_STATUSES, deliveryQuery, webhookBody } from '../domain/webhooks/webhooks.schemas.js';
 import {
   createWebhook,
   editWebhook,
@@ -17,24 +16,8 @@ import {
   sendTestEvent,
 } from '../domain/webhooks/webhooks.service.js';
 import { actorOf } from '../http/guard.js';
-import { formList } from '../http/form.js';
-import { bool, hostAdmin, id, idParams, isoDate, nullable, pageFields, pageQuery, successResponse, text, timestamps } from '../http/schemas.js';
+import { hostAdmin, id, idParams, pageFields, successResponse, timestamps } from '../http/schemas.js';
 
-const url = z
-  .string()
-  .trim()
-  .max(2048, 'Must be at most 2048 characters')
-  .pipe(z.url({ protocol: /^https?$/, message: 'Must be an http or https URL' }));
-/** `events=` or a lone `events[]=` from a form mean none, and are refused as such. */
-const events = formList(z.enum(EVENT_NAMES, { message: `Must be one of ${EVENT_NAMES.join(', ')}` })).refine(
-  (names) => names.length > 0,
-  'Select at least one event',
-);
-const secret = nullable(
-  z.string().trim().refine(isValidSecret, 'Must be whsec_ followed by the base64 of 24 to 64 random bytes'),
-).optional();
-
-const webhookBody = z.object({ name: text(1, 255), url, events, secret, enabled: bool.optional() });
 const webhookJson = z.object({
   id: z.number(),
   name: z.string(),
@@ -62,7 +45,7 @@ const deliveryJson = z.object({
   id: z.number(),
   eventId: z.string(),
   event: z.string(),
-  status: z.enum(['pending', 'succeeded', 'failed']),
+  status: z.enum(DELIVERY_STATUSES),
   attemptCount: z.number(),
   nextAttemptAt: z.string().nullable(),
   lastStatusCode: z.number().nullable(),
@@ -73,14 +56,6 @@ const deliveryJson = z.object({
 });
 const deliveryResponse = { 200: z.object({ delivery: deliveryJson.extend({ payload: z.record(z.string(), z.unknown()) }) }) };
 const deliveryParams = z.object({ id, deliveryId: id });
-const deliveryQuery = pageQuery.extend({
-  status: z.enum(['pending', 'succeeded', 'failed']).optional(),
-  event: z.enum([...EVENT_NAMES, TEST_EVENT]).optional(),
-  since: z
-    .union([z.iso.datetime({ offset: true }), isoDate], { message: 'Must be an ISO 8601 timestamp or a YYYY-MM-DD date' })
-    .transform((value) => new Date(value))
-    .optional(),
-});
 const tags = ['host: webhooks'];
 
 /** Outbound webhook subscriptions of the built-in host, deliveries and replays (host:admin). */

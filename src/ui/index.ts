@@ -8,6 +8,8 @@ import { boardRoutes } from './board.routes.js';
 import { dealPageRoutes } from './deal.routes.js';
 import { forecastRoutes } from './forecast.routes.js';
 import { loginRoutes } from './login.routes.js';
+import { settingsInboundRoutes } from './settings-inbound.routes.js';
+import { settingsWebhookRoutes } from './settings-webhooks.routes.js';
 import type { PageTable } from './negotiation.js';
 import { tableRoutes } from './table.routes.js';
 import { settingsPipelineRoutes } from './settings-pipelines.routes.js';
@@ -72,4 +74,6 @@ export async function uiPages(app: FastifyInstance, options: UiOptions): Promise
   await app.register(settingsPipelineRoutes, options);
   // Users, roles, API credentials and your own password exist only where users are managed here.
   if (options.host.managesUsers) await app.register(settingsUserRoutes, options);
+  await app.register(settingsInboundRoutes, options);
+  await app.register(settingsWebhookRoutes, options);
 }

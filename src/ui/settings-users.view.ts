@@ -158,8 +158,8 @@ ${created
   <h2>Credential “${created.name}” created</h2>
   <p><strong>Copy the secret now: it is shown only this once.</strong> The service keeps only a hash of it; if it is lost, delete the credential and create another.</p>
   <dl class="pairs">
-    <dt>Client ID</dt><dd><code id="client-id">${created.client_id}</code> <button type="button" data-copy="#client-id">Copy</button></dd>
-    <dt>Client secret</dt><dd><code id="client-secret">${created.client_secret}</code> <button type="button" data-copy="#client-secret">Copy</button></dd>
+    <dt>Client ID</dt><dd><code id="client-id">${created.client_id}</code> <button type="button" data-copy="client-id">Copy</button></dd>
+    <dt>Client secret</dt><dd><code id="client-secret">${created.client_secret}</code> <button type="button" data-copy="client-secret">Copy</button></dd>
     <dt>Token URL</dt><dd><code>${tokenUrl}</code></dd>
   </dl>
   <p class="muted">A program asks for a token with the client credentials grant (POST the client ID and secret to the token URL, grant_type=client_credentials) and sends it as <code>Authorization: Bearer …</code>; it acts as ${created.user.name}.</p>

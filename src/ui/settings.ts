@@ -26,6 +26,19 @@ export const SETTINGS_SECTIONS: SettingsSection[] = [
     description: 'Create, rename and delete pipelines; add, edit, reorder and delete their stages.',
   },
   {
+    label: 'Inbound webhook sources',
+    path: '/service/settings/inbound',
+    permission: 'service:webhooks:manage',
+    description: 'Let lead forms and other systems create deals: a signed endpoint per source, its defaults and field mapping, and the log of what it received.',
+  },
+  {
+    label: 'Outbound webhooks',
+    path: '/service/settings/webhooks',
+    permission: 'host:admin',
+    description: 'Send every deal change to your receivers: subscriptions, test events, the delivery log and sending again.',
+    builtinHostOnly: true,
+  },
+  {
     label: 'Users',
     path: '/service/settings/users',
     permission: 'host:admin',

@@ -1,5 +1,5 @@
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -35,9 +35,23 @@ export interface BrowserTest extends TestContext {
   screenshot(name: string): Promise<void>;
 }
 
-export async function startBrowserApp(): Promise<BrowserTest> {
-  const t = await setupApp();
-  await t.app.listen({ host: '127.0.0.1', port: 0 });
+/** A free port on 127.0.0.1 (asked of the system, then released). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((done) => probe.close(() => done()));
+  return port;
+}
+
+/**
+ * `publicOrigin`: the app's PUBLIC_BASE_URL is its real address, so URLs it
+ * shows (inbound endpoint URLs) work as shown from the test.
+ */
+export async function startBrowserApp(options: { publicOrigin?: boolean } = {}): Promise<BrowserTest> {
+  const port = options.publicOrigin ? await freePort() : 0;
+  const t = await setupApp(options.publicOrigin ? { config: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } } : {});
+  await t.app.listen({ host: '127.0.0.1', port });
   const origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   // launchPersistentContext is how playwright takes a --user-data-dir: a fresh one per file.
   const profile = mkdtempSync(join(tmpdir(), 'ui-chromium-'));

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.js';
 import type { ReceiveOutcome } from '../../db/schema.inbound.js';
+import type { FieldMap } from './field-map.js';
 
 /** Rows of inbound sources, their receive log and their replay-safety keys. */
 
@@ -18,6 +19,11 @@ export interface SourceRow {
   created_at: Date;
   updated_at: Date;
   last_received_at: Date | null;
+  default_stage_id: number | null;
+  default_stage_name: string | null;
+  default_owner_id: number | null;
+  default_owner_name: string | null;
+  field_map: FieldMap;
 }
 
 /** How long a rotated-out secret keeps working, and how long a receive is remembered for replays. */
@@ -28,6 +34,8 @@ function sourceQuery(db: Executor) {
   return db
     .selectFrom('inbound_sources')
     .innerJoin('pipelines', 'pipelines.id', 'inbound_sources.pipeline_id')
+    .leftJoin('stages', 'stages.id', 'inbound_sources.default_stage_id')
+    .leftJoin('users', 'users.id', 'inbound_sources.default_owner_id')
     .select([
       'inbound_sources.id',
       'inbound_sources.name',
@@ -41,6 +49,11 @@ function sourceQuery(db: Executor) {
       'inbound_sources.created_at',
       'inbound_sources.updated_at',
       'inbound_sources.last_received_at',
+      'inbound_sources.default_stage_id',
+      'stages.name as default_stage_name',
+      'inbound_sources.default_owner_id',
+      'users.name as default_owner_name',
+      'inbound_sources.field_map',
     ])
     .$castTo<SourceRow>();
 }
@@ -55,7 +68,17 @@ export function findSourceRow(db: Executor, id: string): Promise<SourceRow | und
 
 export async function insertSource(
   db: Executor,
-  values: { id: string; name: string; pipelineId: number; secretEncrypted: string; enabled: boolean; createdById: number },
+  values: {
+    id: string;
+    name: string;
+    pipelineId: number;
+    stageId: number | null;
+    ownerId: number | null;
+    fieldMap: FieldMap;
+    secretEncrypted: string;
+    enabled: boolean;
+    createdById: number;
+  },
 ): Promise<void> {
   await db
     .insertInto('inbound_sources')
@@ -63,6 +86,9 @@ export async function insertSource(
       id: values.id,
       name: values.name,
       pipeline_id: values.pipelineId,
+      default_stage_id: values.stageId,
+      default_owner_id: values.ownerId,
+      field_map: JSON.stringify(values.fieldMap),
       secret_encrypted: values.secretEncrypted,
       enabled: values.enabled,
       created_by_id: values.createdById,
@@ -73,13 +99,16 @@ export async function insertSource(
 export async function updateSource(
   db: Executor,
   id: string,
-  values: { name?: string; pipelineId?: number; enabled?: boolean },
+  values: { name?: string; pipelineId?: number; stageId?: number | null; ownerId?: number | null; fieldMap?: FieldMap; enabled?: boolean },
 ): Promise<boolean> {
   const result = await db
     .updateTable('inbound_sources')
     .set({
       ...(values.name !== undefined ? { name: values.name } : {}),
       ...(values.pipelineId !== undefined ? { pipeline_id: values.pipelineId } : {}),
+      ...(values.stageId !== undefined ? { default_stage_id: values.stageId } : {}),
+      ...(values.ownerId !== undefined ? { default_owner_id: values.ownerId } : {}),
+      ...(values.fieldMap !== undefined ? { field_map: JSON.stringify(values.fieldMap) } : {}),
       ...(values.enabled !== undefined ? { enabled: values.enabled } : {}),
       updated_at: sql<Date>`now()`,
     })
@@ -239,11 +268,12 @@ export async function insertLogEntry(db: Executor, sourceId: string, entry: LogE
   await db.insertInto('inbound_receive_log').values(logValues(sourceId, entry)).execute();
 }
 
-export function listLogEntries(db: Executor, sourceId: string, limit: number) {
+export function listLogEntries(db: Executor, sourceId: string, limit: number, outcome?: ReceiveOutcome) {
   return db
     .selectFrom('inbound_receive_log')
     .select(['id', 'received_at', 'status', 'outcome', 'error', 'deal_id'])
     .where('source_id', '=', sourceId)
+    .$if(outcome !== undefined, (query) => query.where('outcome', '=', outcome!))
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();

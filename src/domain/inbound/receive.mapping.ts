@@ -109,13 +109,18 @@ export function toDealUpdate(body: ReceiveBody): DealUpdateInput {
   };
 }
 
-export function toDealCreate(body: ReceiveBody, source: { id: string; pipelineId: number; currency: string }): DealCreateInput {
+export function toDealCreate(
+  body: ReceiveBody,
+  source: { id: string; pipelineId: number; stageId: number | null; ownerId: number | null; currency: string },
+): DealCreateInput {
   if (body.title == null) throw ValidationError.field('title', 'Required');
   return {
     ...toDealUpdate(body),
     title: body.title,
     currency: source.currency,
     pipelineId: source.pipelineId,
+    stageId: source.stageId ?? undefined,
+    ownerId: source.ownerId,
     sourceId: source.id,
     externalId: given(body.external_id),
   };

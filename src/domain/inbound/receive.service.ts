@@ -100,7 +100,13 @@ async function writeReceives(trx: Trx, items: PendingReceive[], currency: string
     trx,
     creates.map((item) => ({
       ctx: contextOf(item.source),
-      input: { ...toDealCreate(item.body, { id: item.source.id, pipelineId: item.source.pipeline_id, currency }), contact: contactOf(item)?.contact },
+      input: { ...toDealCreate(item.body, {
+        id: item.source.id,
+        pipelineId: item.source.pipeline_id,
+        stageId: item.source.default_stage_id,
+        ownerId: item.source.default_owner_id,
+        currency,
+      }), contact: contactOf(item)?.contact },
     })),
   );
   const createdIds = new Map(creates.map((item, i) => [item, created[i]!.id]));

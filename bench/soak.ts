@@ -356,7 +356,7 @@ async function main(): Promise<void> {
     const meanX = floors.reduce((s, p) => s + p.x, 0) / Math.max(floors.length, 1);
     const meanY = floors.reduce((s, p) => s + p.y, 0) / Math.max(floors.length, 1);
     const upward = slopeFloors > TREND_LIMIT_MB_PER_MIN;
-    const subtitle = `max ${round(maxRss)} MB; slope after ${WARM_UP_SECONDS} s ${round(slopeAfter, 2)} MB/min, of the per-minute floors ${round(slopeFloors, 2)} MB/min; ${new Date().toISOString().slice(0, 16)}Z, load average ${os1()}`;
+    const subtitle = `max ${round(maxRss)} MB; floors' slope ${round(slopeFloors, 2)} MB/min (all samples after ${WARM_UP_SECONDS} s: ${round(slopeAfter, 2)}); load avg ${os1()}`;
     await writeFile(
       join(ROOT, 'bench', 'results', 'soak-rss.svg'),
       rssChart(samples, { slopePerSecond: slopeFloors / 60, intercept: meanY - (slopeFloors / 60) * meanX, from: WARM_UP_SECONDS }, subtitle),

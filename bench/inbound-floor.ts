@@ -34,14 +34,14 @@ export interface FloorResult {
   receivesPerSecond: number;
 }
 
-/** Runs each of FLOOR_RUNS for `seconds` with pgbench (prepared statements); `progress` after each. */
-export async function databaseFloor(
-  db: Db,
-  url: string,
-  pgbench: string,
-  seconds: number,
-  progress: (done: number, total: number) => void,
-): Promise<FloorResult[]> {
+export interface FloorRunner {
+  /** One pgbench run of `batch` receives per transaction from `clients` clients for `seconds`; receives per second. */
+  run(batch: number, clients: number, seconds: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Seeds the floor's own contacts and source once; each run then writes batches of receives with pgbench (prepared statements). */
+export async function floorRunner(db: Db, url: string, pgbench: string): Promise<FloorRunner> {
   // Its own contacts, in one statement so their ids are consecutive, and its own source.
   const contactMin = (
     await sql<{ id: number }>`insert into contacts (email, first_name, last_name)
@@ -54,25 +54,41 @@ export async function databaseFloor(
     values (gen_random_uuid(), 'floor', ${place.rows[0]!.pipeline_id}, 'not a secret: never received through', false) returning id`.execute(db);
   const template = await readFile(new URL('./inbound-floor.sql', import.meta.url), 'utf8');
   const dir = await mkdtemp(join(tmpdir(), 'inbound-floor-'));
-  const results: FloorResult[] = [];
-  try {
-    for (const [i, run] of FLOOR_RUNS.entries()) {
+  return {
+    async run(batch, clients, seconds) {
       const values: Record<string, string | number> = {
-        BATCH: run.batch,
+        BATCH: batch,
         CONTACTS,
         CONTACT_MIN: contactMin,
         PIPELINE_ID: place.rows[0]!.pipeline_id,
         STAGE_ID: place.rows[0]!.stage_id,
         SOURCE_ID: source.rows[0]!.id,
       };
-      const script = join(dir, `floor-${run.batch}.sql`);
+      const script = join(dir, `floor-${batch}.sql`);
       await writeFile(script, template.replace(/\{\{(\w+)\}\}/g, (_, name: string) => String(values[name])));
-      const tps = pgbenchTps(pgbench, ['-M', 'prepared', '-c', String(run.clients), '-j', '2', '-T', String(seconds), '-f', script], url);
-      results.push({ ...run, receivesPerSecond: tps * run.batch });
+      return pgbenchTps(pgbench, ['-M', 'prepared', '-c', String(clients), '-j', '2', '-T', String(seconds), '-f', script], url) * batch;
+    },
+    close: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Runs each of FLOOR_RUNS for `seconds` with pgbench (prepared statements); `progress` after each. */
+export async function databaseFloor(
+  db: Db,
+  url: string,
+  pgbench: string,
+  seconds: number,
+  progress: (done: number, total: number) => void,
+): Promise<FloorResult[]> {
+  const runner = await floorRunner(db, url, pgbench);
+  const results: FloorResult[] = [];
+  try {
+    for (const [i, run] of FLOOR_RUNS.entries()) {
+      results.push({ ...run, receivesPerSecond: await runner.run(run.batch, run.clients, seconds) });
       progress(i + 1, FLOOR_RUNS.length);
     }
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await runner.close();
   }
   return results;
 }

@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -154,8 +155,10 @@ export async function writeReport(name: string, title: string, rows: Record<stri
     `| ${columns.map(() => '---').join(' | ')} |`,
     ...rows.map((row) => `| ${columns.map((c) => row[c]).join(' | ')} |`),
   ].join('\n');
-  const markdown = `# ${title}\n\nRun ${new Date().toISOString()} on ${process.version}.\n\n${table}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n`;
+  // Other work on the machine depresses absolute numbers: the load average at the end of the run says how busy it was.
+  const load = loadavg().map((n) => n.toFixed(2));
+  const markdown = `# ${title}\n\nRun ${new Date().toISOString()} on ${process.version}; load average at the end (1/5/15 min): ${load.join(' / ')}.\n\n${table}\n\n${notes.map((n) => `- ${n}`).join('\n')}\n`;
   await writeFile(join(dir, `${name}.md`), markdown);
-  await writeFile(join(dir, `${name}.json`), JSON.stringify({ title, at: new Date().toISOString(), rows, notes }, null, 2));
+  await writeFile(join(dir, `${name}.json`), JSON.stringify({ title, at: new Date().toISOString(), loadavg: loadavg(), rows, notes }, null, 2));
   process.stdout.write(`${markdown}\n`);
 }

@@ -3,12 +3,14 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import closeWithGrace from 'close-with-grace';
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
 import { appKeys, loadConfigOrExit, parseAppKey, publicBaseUrl, type Config } from './config.js';
 import { AppKeyMismatchError, verifyAppKey } from './crypto/key-check.js';
 import { joinCluster } from './db/cluster.js';
-import { createDatabase } from './db/database.js';
+import { createDatabase, type Db } from './db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { migrateToLatest } from './db/migrate.js';
 import { startWorker } from './events/worker.js';
@@ -39,6 +41,24 @@ async function openDatabase(config: Config, logger: Logger): Promise<DatabaseSer
   return { url: embedded.url, embedded };
 }
 
+/**
+ * Benchmarks only (bench/soak.ts sets BENCH_SELECT1_ROUTE=1 when it starts the
+ * service): GET /bench/select-1 runs `select 1` on the service's pool with no
+ * auth and no schema, the yardstick the deal view's requests per second are
+ * compared with. Never registered otherwise, and refused with NODE_ENV=production.
+ */
+function addBenchSelect1Route(app: FastifyInstance, db: Db, logger: Logger): void {
+  if (process.env.NODE_ENV === 'production') {
+    logger.warn('BENCH_SELECT1_ROUTE is ignored with NODE_ENV=production');
+    return;
+  }
+  logger.warn('BENCH_SELECT1_ROUTE=1: serving GET /bench/select-1 (benchmarks only)');
+  app.get('/bench/select-1', { config: { public: true } }, async () => {
+    await sql`select 1`.execute(db);
+    return { ok: true };
+  });
+}
+
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL);
@@ -64,6 +84,7 @@ async function main(): Promise<void> {
     config.HOST_PLATFORM === 'mautic' ? createMauticHost({ db: database.db, config, logger }) : createBuiltinHost({ db: database.db, config });
   const cluster = await joinCluster({ databaseUrl: server.url, db: database.db, logger });
   const app = await buildApp({ config, db: database.db, logger, host, cluster });
+  if (process.env.BENCH_SELECT1_ROUTE === '1') addBenchSelect1Route(app, database.db, logger);
   await app.listen({ port: config.PORT, host: config.HOST });
   // Deliveries run in this process unless WORKER=off (then `npm run worker` elsewhere).
   const worker =

@@ -75,6 +75,14 @@ export interface RecordOptions {
   dealId: number;
   changedBy: ChangedBy;
   extras?: EventExtras;
+  /**
+   * The deal's event_sequence already counts this event: the deal was inserted
+   * in this transaction with its sequence set to the events its creation records
+   * (deal-write.ts). A deal whose events are all counted is read, not updated:
+   * updating a row just inserted writes a second version of it and, as it rarely
+   * fits the same page, a second entry in each of its indexes.
+   */
+  counted?: boolean;
 }
 
 /**
@@ -83,7 +91,9 @@ export interface RecordOptions {
  *
  * 1. each deal's sequence is raised by its number of events, and from the same
  *    UPDATE ... RETURNING the deal is read as payloads show it (the row lock
- *    taken here also keeps sequence numbers from repeating);
+ *    taken here also keeps sequence numbers from repeating); a deal whose
+ *    events are all `counted` (inserted in this transaction with its sequence
+ *    already set, so no other transaction can see it) is only read;
  * 2. the payloads are built from that snapshot, stored in the outbox, and one
  *    delivery job is queued for all of them (`{"eventIds":[...]}`).
  *
@@ -99,6 +109,7 @@ export async function writeDealEvents(trx: Trx, events: readonly RecordOptions[]
     changed_by: event.changedBy,
     extras: event.extras ?? {},
     position,
+    counted: event.counted === true,
   }));
   const dealIds = [...new Set(events.map((event) => event.dealId))].sort((a, b) => a - b);
 
@@ -106,28 +117,39 @@ export async function writeDealEvents(trx: Trx, events: readonly RecordOptions[]
   const { rows } = await sql<{ payloads: EventPayload[] | null }>`${preparedAs('events_write')}
     with input as materialized (
       select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
-        as e (id uuid, event text, deal_id integer, changed_by jsonb, extras jsonb, position integer)
+        as e (id uuid, event text, deal_id integer, changed_by jsonb, extras jsonb, position integer, counted boolean)
+    ),
+    -- n: events the deal's sequence does not count yet; total: all of its events here
+    raise as materialized (
+      select deal_id, (count(*) filter (where not counted))::integer as n, count(*)::integer as total from input group by deal_id
     ),
     bumped as (
       update deals set event_sequence = deals.event_sequence + raise.n
-      from (select deal_id, count(*)::integer as n from input group by deal_id) as raise
+      from raise
       -- = any() lets the planner use the primary key instead of scanning deals to join the input
-      where deals.id = raise.deal_id and deals.id = any(${dealIds}::int[])
-      returning deals.id, deals.event_sequence - raise.n as base, deals.title, deals.amount, deals.currency, deals.status,
+      where deals.id = raise.deal_id and deals.id = any(${dealIds}::int[]) and raise.n > 0
+      returning deals.id, deals.event_sequence - raise.total as base, deals.title, deals.amount, deals.currency, deals.status,
         deals.close_date, deals.stage_id, deals.pipeline_id, deals.owner_id
     ),
+    kept as (
+      select deals.id, deals.event_sequence - raise.total as base, deals.title, deals.amount, deals.currency, deals.status,
+        deals.close_date, deals.stage_id, deals.pipeline_id, deals.owner_id
+      from deals join raise on raise.deal_id = deals.id
+      where deals.id = any(${dealIds}::int[]) and raise.n = 0
+    ),
+    present as (select * from bumped union all select * from kept),
     snapshot as (
-      select bumped.id, bumped.base, jsonb_build_object(
-          'id', bumped.id, 'title', bumped.title, 'amount', bumped.amount::float8, 'currency', rtrim(bumped.currency),
-          'status', bumped.status,
+      select present.id, present.base, jsonb_build_object(
+          'id', present.id, 'title', present.title, 'amount', present.amount::float8, 'currency', rtrim(present.currency),
+          'status', present.status,
           'stage', jsonb_build_object('id', stages.id, 'name', stages.name, 'type', stages.type),
           'pipeline', jsonb_build_object('id', pipelines.id, 'name', pipelines.name),
           'owner', case when users.id is not null then jsonb_build_object('id', users.id, 'name', users.name) end,
-          'closeDate', bumped.close_date) as deal
-      from bumped
-      join stages on stages.id = bumped.stage_id
-      join pipelines on pipelines.id = bumped.pipeline_id
-      left join users on users.id = bumped.owner_id
+          'closeDate', present.close_date) as deal
+      from present
+      join stages on stages.id = present.stage_id
+      join pipelines on pipelines.id = present.pipeline_id
+      left join users on users.id = present.owner_id
     ),
     numbered as (
       select input.*, snapshot.deal,

@@ -82,13 +82,21 @@ export async function createDeals(trx: Trx, items: NewDealItem[], options: Write
       external_id: input.externalId ?? null,
       changed_by: ctx.changedBy,
       first_contact_id: input.contact?.id ?? null,
+      // created, and contact_added with a first contact: the events below, already counted
+      event_sequence: input.contact ? 2 : 1,
     })),
   );
   await recordDealEvents(trx, [
-    ...rows.map((row, i) => ({ event: 'service.deal.created' as const, dealId: row.id, changedBy: placed[i]!.ctx.changedBy, extras: sourceExtra(placed[i]!.ctx) })),
+    ...rows.map((row, i) => ({
+      event: 'service.deal.created' as const,
+      dealId: row.id,
+      changedBy: placed[i]!.ctx.changedBy,
+      extras: sourceExtra(placed[i]!.ctx),
+      counted: true,
+    })),
     ...rows.flatMap((row, i) => {
       const { ctx, input } = placed[i]!;
-      return input.contact ? [contactAddedEvent(ctx, row.id, input.contact, null, true)] : [];
+      return input.contact ? [{ ...contactAddedEvent(ctx, row.id, input.contact, null, true), counted: true }] : [];
     }),
   ]);
   return rows.map((row) => ({ id: row.id }));

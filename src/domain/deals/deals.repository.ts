@@ -56,6 +56,8 @@ export interface NewDeal extends Omit<DealRow, 'id' | 'lost_reason'> {
   changed_by: { id: number | null; name: string };
   /** Its first contact, which makes a committee of one as its primary. */
   first_contact_id: number | null;
+  /** The events its creation records (they are written `counted`, see RecordOptions in events.ts). */
+  event_sequence: number;
 }
 
 /**
@@ -72,14 +74,14 @@ export async function insertDeals(trx: Trx, deals: NewDeal[]): Promise<{ id: num
       from jsonb_to_recordset(${JSON.stringify(input)}::jsonb) as v (
         title text, amount numeric, currency text, pipeline_id integer, stage_id integer, status text, close_date date,
         owner_id integer, created_by_id integer, custom_fields jsonb, source_id uuid, external_id text,
-        changed_by_id integer, changed_by_name text, first_contact_id integer, position integer)
+        changed_by_id integer, changed_by_name text, first_contact_id integer, event_sequence integer, position integer)
     ),
     deal as (
       insert into deals (id, title, amount, currency, pipeline_id, stage_id, status, close_date, owner_id, created_by_id,
-        custom_fields, source_id, external_id, won_at, lost_at)
+        custom_fields, source_id, external_id, event_sequence, won_at, lost_at)
       overriding system value
       select id, title, amount, currency, pipeline_id, stage_id, status, close_date, owner_id, created_by_id,
-        custom_fields, source_id, external_id,
+        custom_fields, source_id, external_id, event_sequence,
         case when status = 'won' then now() end, case when status = 'lost' then now() end
       from input
       returning id

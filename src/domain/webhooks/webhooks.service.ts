@@ -193,18 +193,21 @@ function assertEnabled(subscription: SubscriptionRow): void {
 /** Sends a delivery again (whatever its state) with a fresh retry cycle; same event, same webhook-id. */
 export async function redeliver(db: Db, id: number, deliveryId: number) {
   assertEnabled(await existing(db, id));
-  await db.transaction().execute(async (trx) => {
+  // The answer is the delivery as this request queued it (pending), read before a worker can pick it up.
+  return db.transaction().execute(async (trx) => {
     if (!(await findDelivery(trx, id, deliveryId))) throw new NotFoundError('Delivery');
     await restartDelivery(trx, deliveryId);
     await scheduleAttempt(trx, deliveryId, null);
+    return getDelivery(trx, id, deliveryId);
   });
-  return getDelivery(db, id, deliveryId);
 }
 
 /** Queues a `webhook.test` event for this one subscription. */
 export async function sendTestEvent(db: Db, id: number) {
   const subscription = await existing(db, id);
   assertEnabled(subscription);
-  const { deliveryId } = await db.transaction().execute((trx) => recordTestEvent(trx, subscription));
-  return getDelivery(db, id, deliveryId);
+  return db.transaction().execute(async (trx) => {
+    const { deliveryId } = await recordTestEvent(trx, subscription);
+    return getDelivery(trx, id, deliveryId);
+  });
 }

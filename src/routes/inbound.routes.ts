@@ -99,6 +99,8 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
           '422 body, 429 per-source rate. A repeated Idempotency-Key or webhook-id header (else a byte-identical body) within 24 h ' +
           'returns the first answer.',
         security: [],
+        // The signature covers the raw bytes of a JSON body; forms are not read here.
+        consumes: ['application/json'],
         params: sourceParams,
         headers: z.looseObject({
           'x-service-signature': z.string().optional().describe('sha256=<hex HMAC-SHA256 of the raw body bytes, keyed with the source secret>'),

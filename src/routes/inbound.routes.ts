@@ -19,7 +19,7 @@ import {
 import { toAppError } from '../http/error-handler.js';
 import { AppError, PayloadTooLargeError } from '../http/errors.js';
 import { actorOf } from '../http/guard.js';
-import { bool, id, successResponse, text } from '../http/schemas.js';
+import { bool, id, positiveInt, successResponse, text } from '../http/schemas.js';
 
 /** Contract section 7: inbound receives may carry at most 256 KiB. */
 export const INBOUND_BODY_LIMIT = 256 * 1024;
@@ -88,7 +88,8 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
   app.post(
     `${BASE}/:sourceId/receive`,
     {
-      config: { public: true },
+      // No credentials: the X-Service-Signature header is checked here (403 when missing or wrong).
+      config: { public: true, signed: true },
       bodyLimit: INBOUND_BODY_LIMIT,
       schema: {
         tags,
@@ -237,7 +238,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
         tags,
         summary: 'Recent receives of a source, newest first: time, status, outcome, error, deal',
         params: sourceParams,
-        querystring: z.object({ limit: id.pipe(z.number().max(200, 'Must be at most 200')).default(50) }),
+        querystring: z.object({ limit: positiveInt(200, 'Must be at most 200').default(50) }),
         response: { 200: z.object({ log: z.array(logEntry) }) },
       },
     },

@@ -11,7 +11,7 @@ export async function generateTypes(document: object): Promise<string> {
 
 /** Fetches the live document of a running service (the route is public). */
 export async function fetchDocument(baseUrl: string): Promise<object> {
-  const response = await fetch(new URL('/service/openapi.json', baseUrl));
+  const response = await fetch(`${baseUrl.replace(/\/$/, '')}/service/openapi.json`);
   if (!response.ok) throw new Error(`GET /service/openapi.json answered ${response.status}`);
   return (await response.json()) as object;
 }

@@ -49,7 +49,25 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description No or wrong credentials */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -105,6 +123,24 @@ export interface paths {
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -200,7 +236,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -319,7 +355,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -355,7 +391,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -509,7 +545,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -529,6 +565,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -610,12 +664,12 @@ export interface paths {
                     "application/json": {
                         name: string;
                         permissions?: ("service:deals:viewown" | "service:deals:viewother" | "service:deals:create" | "service:deals:editown" | "service:deals:editother" | "service:deals:deleteown" | "service:deals:deleteother" | "service:pipelines:view" | "service:pipelines:manage" | "service:webhooks:manage" | "host:admin")[];
-                        isAdmin?: boolean | string | number;
+                        isAdmin?: boolean | 0 | 1 | string;
                     };
                     "application/x-www-form-urlencoded": {
                         name: string;
                         permissions?: ("service:deals:viewown" | "service:deals:viewother" | "service:deals:create" | "service:deals:editown" | "service:deals:editother" | "service:deals:deleteown" | "service:deals:deleteother" | "service:pipelines:view" | "service:pipelines:manage" | "service:webhooks:manage" | "host:admin")[];
-                        isAdmin?: boolean | string | number;
+                        isAdmin?: boolean | 0 | 1 | string;
                     };
                 };
             };
@@ -656,7 +710,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -692,7 +746,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -832,12 +886,12 @@ export interface paths {
                     "application/json": {
                         name?: string;
                         permissions?: ("service:deals:viewown" | "service:deals:viewother" | "service:deals:create" | "service:deals:editown" | "service:deals:editother" | "service:deals:deleteown" | "service:deals:deleteother" | "service:pipelines:view" | "service:pipelines:manage" | "service:webhooks:manage" | "host:admin")[];
-                        isAdmin?: boolean | string | number;
+                        isAdmin?: boolean | 0 | 1 | string;
                     };
                     "application/x-www-form-urlencoded": {
                         name?: string;
                         permissions?: ("service:deals:viewown" | "service:deals:viewother" | "service:deals:create" | "service:deals:editown" | "service:deals:editother" | "service:deals:deleteown" | "service:deals:deleteother" | "service:pipelines:view" | "service:pipelines:manage" | "service:webhooks:manage" | "host:admin")[];
-                        isAdmin?: boolean | string | number;
+                        isAdmin?: boolean | 0 | 1 | string;
                     };
                 };
             };
@@ -878,7 +932,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -914,7 +968,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1096,7 +1150,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1238,7 +1292,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1274,7 +1328,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1429,7 +1483,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1449,6 +1503,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1585,7 +1657,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1621,7 +1693,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1764,7 +1836,7 @@ export interface paths {
                         name?: string;
                         email?: ("" | string) | null;
                         role?: number | string;
-                        isActive?: boolean | string | number;
+                        isActive?: boolean | 0 | 1 | string;
                     };
                     "application/x-www-form-urlencoded": {
                         username?: string;
@@ -1772,7 +1844,7 @@ export interface paths {
                         name?: string;
                         email?: ("" | string) | null;
                         role?: number | string;
-                        isActive?: boolean | string | number;
+                        isActive?: boolean | 0 | 1 | string;
                     };
                 };
             };
@@ -1818,7 +1890,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -1854,7 +1926,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2032,7 +2104,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2170,7 +2242,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2206,7 +2278,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2360,7 +2432,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2380,6 +2452,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2459,12 +2549,14 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** Format: email */
                         email: string;
                         first_name?: ("" | string) | null;
                         last_name?: ("" | string) | null;
                         company?: ("" | string) | null;
                     };
                     "application/x-www-form-urlencoded": {
+                        /** Format: email */
                         email: string;
                         first_name?: ("" | string) | null;
                         last_name?: ("" | string) | null;
@@ -2510,7 +2602,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2546,7 +2638,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2684,12 +2776,14 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** Format: email */
                         email?: string;
                         first_name?: string | null;
                         last_name?: string | null;
                         company?: string | null;
                     };
                     "application/x-www-form-urlencoded": {
+                        /** Format: email */
                         email?: string;
                         first_name?: string | null;
                         last_name?: string | null;
@@ -2735,7 +2829,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2771,7 +2865,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2943,7 +3037,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3065,7 +3159,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3101,7 +3195,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3255,7 +3349,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3275,6 +3369,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3404,7 +3516,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3422,7 +3534,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3609,7 +3721,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3645,7 +3757,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3820,7 +3932,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -3962,7 +4074,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4088,7 +4200,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4124,7 +4236,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4278,7 +4390,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4298,6 +4410,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4447,7 +4577,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4679,7 +4809,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4804,7 +4934,7 @@ export interface paths {
                     "application/json": {
                         pipeline: {
                             name: string;
-                            isDefault?: boolean | string | number;
+                            isDefault?: boolean | 0 | 1 | string;
                             roles?: (number | string)[];
                         };
                         stages: {
@@ -4820,7 +4950,7 @@ export interface paths {
                     "application/x-www-form-urlencoded": {
                         pipeline: {
                             name: string;
-                            isDefault?: boolean | string | number;
+                            isDefault?: boolean | 0 | 1 | string;
                             roles?: (number | string)[];
                         };
                         stages: {
@@ -4879,7 +5009,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -4915,7 +5045,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5055,14 +5185,14 @@ export interface paths {
                     "application/json": {
                         pipeline: {
                             name?: string;
-                            isDefault?: boolean | string | number;
+                            isDefault?: boolean | 0 | 1 | string;
                             roles?: (number | string)[];
                         };
                     };
                     "application/x-www-form-urlencoded": {
                         pipeline: {
                             name?: string;
-                            isDefault?: boolean | string | number;
+                            isDefault?: boolean | 0 | 1 | string;
                             roles?: (number | string)[];
                         };
                     };
@@ -5112,7 +5242,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5148,7 +5278,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5323,7 +5453,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5359,7 +5489,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5519,7 +5649,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5539,6 +5669,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5704,7 +5852,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5740,7 +5888,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5936,7 +6084,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -5972,7 +6120,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6161,7 +6309,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6197,7 +6345,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6422,7 +6570,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6662,7 +6810,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -6680,7 +6828,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6923,7 +7071,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7165,7 +7313,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7201,7 +7349,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -7369,7 +7517,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7389,6 +7537,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7596,7 +7762,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7632,7 +7798,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -7795,7 +7961,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -7815,6 +7981,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -8018,7 +8202,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8054,7 +8238,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8268,7 +8452,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8304,7 +8488,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8443,14 +8627,14 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        ids?: (number | string)[];
+                        ids: (number | string)[];
                         /** @enum {string} */
                         action: "delete" | "reassign" | "move_stage";
                         owner?: ("" | (number | string)) | null;
                         stage_id?: number | string;
                     };
                     "application/x-www-form-urlencoded": {
-                        ids?: (number | string)[];
+                        ids: (number | string)[];
                         /** @enum {string} */
                         action: "delete" | "reassign" | "move_stage";
                         owner?: ("" | (number | string)) | null;
@@ -8500,7 +8684,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8518,7 +8702,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -8699,7 +8883,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8805,12 +8989,12 @@ export interface paths {
                     "application/json": {
                         contact_id: number | string;
                         role?: ("" | string) | null;
-                        is_primary?: boolean | string | number;
+                        is_primary?: boolean | 0 | 1 | string;
                     };
                     "application/x-www-form-urlencoded": {
                         contact_id: number | string;
                         role?: ("" | string) | null;
-                        is_primary?: boolean | string | number;
+                        is_primary?: boolean | 0 | 1 | string;
                     };
                 };
             };
@@ -8856,7 +9040,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -8892,7 +9076,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -9061,7 +9245,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9081,6 +9265,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9192,7 +9394,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9212,6 +9414,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9345,7 +9565,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9381,7 +9601,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -9555,7 +9775,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9591,7 +9811,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -9745,7 +9965,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9765,6 +9985,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -9885,7 +10123,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -9921,7 +10159,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -10106,7 +10344,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10142,7 +10380,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -10309,7 +10547,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10329,6 +10567,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -10469,7 +10725,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10505,7 +10761,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -10682,7 +10938,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10718,7 +10974,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -10872,7 +11128,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -10892,6 +11148,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11019,7 +11293,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11055,7 +11329,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -11247,7 +11521,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11283,7 +11557,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -11464,7 +11738,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11484,6 +11758,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11609,7 +11901,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11629,6 +11921,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11740,7 +12050,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11760,6 +12070,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -11879,7 +12207,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -11966,14 +12294,14 @@ export interface paths {
                         source: {
                             name: string;
                             pipeline?: number | string;
-                            enabled?: boolean | string | number;
+                            enabled?: boolean | 0 | 1 | string;
                         };
                     };
                     "application/x-www-form-urlencoded": {
                         source: {
                             name: string;
                             pipeline?: number | string;
-                            enabled?: boolean | string | number;
+                            enabled?: boolean | 0 | 1 | string;
                         };
                     };
                 };
@@ -12023,7 +12351,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12059,7 +12387,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -12236,7 +12564,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12272,7 +12600,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -12426,7 +12754,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12446,6 +12774,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12530,14 +12876,14 @@ export interface paths {
                         source: {
                             name?: string;
                             pipeline?: number | string;
-                            enabled?: boolean | string | number;
+                            enabled?: boolean | 0 | 1 | string;
                         };
                     };
                     "application/x-www-form-urlencoded": {
                         source: {
                             name?: string;
                             pipeline?: number | string;
-                            enabled?: boolean | string | number;
+                            enabled?: boolean | 0 | 1 | string;
                         };
                     };
                 };
@@ -12585,7 +12931,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12621,7 +12967,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -12788,7 +13134,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12808,6 +13154,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -12933,7 +13297,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -12969,7 +13333,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -13145,7 +13509,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13326,6 +13690,24 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
                 /** @description Not found */
                 404: {
                     headers: {
@@ -13344,7 +13726,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -13500,7 +13882,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13624,7 +14006,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13660,7 +14042,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -13814,7 +14196,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -13834,6 +14216,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -13914,17 +14314,19 @@ export interface paths {
                 content: {
                     "application/json": {
                         name: string;
+                        /** Format: uri */
                         url: string;
                         events: ("service.deal.created" | "service.deal.updated" | "deal.stage_changed" | "service.deal.won" | "service.deal.lost" | "service.deal.contact_added" | "service.deal.note_added" | "service.deal.task_completed" | "service.deal.deleted")[];
                         secret?: ("" | string) | null;
-                        enabled?: boolean | string | number;
+                        enabled?: boolean | 0 | 1 | string;
                     };
                     "application/x-www-form-urlencoded": {
                         name: string;
+                        /** Format: uri */
                         url: string;
                         events: ("service.deal.created" | "service.deal.updated" | "deal.stage_changed" | "service.deal.won" | "service.deal.lost" | "service.deal.contact_added" | "service.deal.note_added" | "service.deal.task_completed" | "service.deal.deleted")[];
                         secret?: ("" | string) | null;
-                        enabled?: boolean | string | number;
+                        enabled?: boolean | 0 | 1 | string;
                     };
                 };
             };
@@ -13971,7 +14373,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14007,7 +14409,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -14146,17 +14548,19 @@ export interface paths {
                 content: {
                     "application/json": {
                         name?: string;
+                        /** Format: uri */
                         url?: string;
                         events?: ("service.deal.created" | "service.deal.updated" | "deal.stage_changed" | "service.deal.won" | "service.deal.lost" | "service.deal.contact_added" | "service.deal.note_added" | "service.deal.task_completed" | "service.deal.deleted")[];
                         secret?: ("" | string) | null;
-                        enabled?: boolean | string | number;
+                        enabled?: boolean | 0 | 1 | string;
                     };
                     "application/x-www-form-urlencoded": {
                         name?: string;
+                        /** Format: uri */
                         url?: string;
                         events?: ("service.deal.created" | "service.deal.updated" | "deal.stage_changed" | "service.deal.won" | "service.deal.lost" | "service.deal.contact_added" | "service.deal.note_added" | "service.deal.task_completed" | "service.deal.deleted")[];
                         secret?: ("" | string) | null;
-                        enabled?: boolean | string | number;
+                        enabled?: boolean | 0 | 1 | string;
                     };
                 };
             };
@@ -14202,7 +14606,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14238,7 +14642,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -14417,7 +14821,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14453,7 +14857,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Conflicts with the current state (a duplicate, a pipeline with deals, ...) */
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -14648,7 +15052,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14821,7 +15225,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14841,6 +15245,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14978,7 +15400,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -14998,6 +15420,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -15132,7 +15572,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Not allowed (permission, visibility, or a cross-site request) */
+                /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -15152,6 +15592,24 @@ export interface paths {
                 };
                 /** @description Not found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            errors: {
+                                code: number;
+                                message: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                type: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };

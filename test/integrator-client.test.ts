@@ -48,7 +48,8 @@ describe('a client generated from the live document', () => {
   it('type-checks the integrator program, and refuses a body the document does not allow', async () => {
     mkdirSync(join(dir, 'src'));
     mkdirSync(join(dir, 'examples'));
-    writeFileSync(join(dir, 'src/schema.d.ts'), fresh);
+    // As a .ts source file, so the generated code itself is type-checked while the libraries' .d.ts are skipped.
+    writeFileSync(join(dir, 'src/schema.ts'), fresh);
     writeFileSync(join(dir, 'examples/first-steps.ts'), readFileSync(join(kit, 'examples/first-steps.ts')));
     // The same client, a deal without its required title and a stage move without stage_id: the types must say no.
     writeFileSync(
@@ -66,7 +67,7 @@ describe('a client generated from the live document', () => {
     writeFileSync(
       join(dir, 'tsconfig.json'),
       JSON.stringify({
-        compilerOptions: { target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: [], lib: ['ES2023', 'DOM'] },
+        compilerOptions: { target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: [], lib: ['ES2023', 'DOM'] },
         include: ['src', 'examples'],
       }),
     );

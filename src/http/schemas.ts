@@ -8,7 +8,8 @@ import { z } from 'zod';
 /**
  * The decimal numbers 1 to `max` as a pattern (no leading zeros), so a form's
  * text carries the same bounds as a JSON number: 1 to 200 is
- * `^(?:[1-9]\d{0,1}|1\d{2}|200)$`.
+ * `^(?:[1-9]\d{0,1}|[1-1]\d{2}|200)$` (shorter numbers, then a smaller digit
+ * at each position of the maximum, then the maximum itself).
  */
 export function digitsUpTo(max: number): RegExp {
   const digits = String(max);

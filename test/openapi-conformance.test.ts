@@ -399,3 +399,11 @@ describe('the document names what the server accepts', () => {
     expect(valid(close, null)).toBe(true);
   });
 });
+
+describe('published patterns are safe to run on any input', () => {
+  it('refuses half a megabyte of spaces in a boolean field at once (no pattern backtracks quadratically)', async () => {
+    const res = await t.call({ method: 'POST', url: '/host/roles/new', payload: { name: 'Spaces', isAdmin: `${' '.repeat(500_000)}x` } });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().errors[0].details).toEqual({ isAdmin: ['Must be true or false'] });
+  });
+});

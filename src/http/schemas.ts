@@ -59,10 +59,12 @@ export const isoDate = z
   .meta({ pattern: z.regexes.date.source });
 
 const TRUE = new Set(['true', '1', 'on', 'yes']);
+/** One word, or nothing, with spaces around; no two adjacent `\s*`, so a long run of spaces cannot backtrack quadratically. */
+const BOOL_TEXT = /^\s*(?:(?:true|1|on|yes|false|0|off|no)\s*)?$/i;
 
 /** A boolean from `true`, `"true"`, `"1"`, `"on"`, `1`, ... (the published branches list the words and numbers accepted). */
 export const bool = z
-  .union([z.boolean(), z.literal(0), z.literal(1), z.string().regex(/^\s*(?:true|1|on|yes|false|0|off|no)?\s*$/i, 'Must be true or false')], {
+  .union([z.boolean(), z.literal(0), z.literal(1), z.string().regex(BOOL_TEXT, 'Must be true or false')], {
     error: 'Must be true or false',
   })
   .transform((value) => (typeof value === 'boolean' ? value : TRUE.has(String(value).trim().toLowerCase())));

@@ -41,6 +41,18 @@ export interface DealPipelineOptions {
 
 const REQUEST_ID_HEADER = 'X-Request-Id';
 
+/**
+ * Both body encodings every write accepts, in the document: JSON, and a form
+ * with bracket names (`deal[title]=X`, `ids[]=1`; OpenAPI's deepObject style).
+ * A route that reads its body otherwise names its own `consumes`.
+ */
+const documentBodyEncodings: typeof jsonSchemaTransform = (input) => {
+  const output = jsonSchemaTransform(input);
+  const schema = output.schema as { body?: unknown; consumes?: readonly string[] } | undefined;
+  if (schema?.body && !schema.consumes) schema.consumes = ['application/json', 'application/x-www-form-urlencoded'];
+  return output;
+};
+
 export const dealPipeline: FastifyPluginAsync<DealPipelineOptions> = async (app, options) => {
   const config: Config = { ...loadConfig({}), ...options.config };
   const { db, host } = options;
@@ -82,7 +94,7 @@ export const dealPipeline: FastifyPluginAsync<DealPipelineOptions> = async (app,
       },
       security: [{ basic: [] }, { bearer: [] }],
     },
-    transform: jsonSchemaTransform,
+    transform: documentBodyEncodings,
   });
 
   const assertions = config.HOST_ASSERTION_KEY ? createAssertionVerifier(db, config.HOST_ASSERTION_KEY) : undefined;

@@ -91,7 +91,7 @@ describe('settings in the browser', () => {
     const row = stageRow('Proposal');
     await row.locator('input[name="stage[probability]"]').fill('150');
     await Promise.all([page.waitForLoadState('load'), row.locator('button', { hasText: 'Save' }).click()]);
-    await expect(stageRow('Proposal').locator('.field-error').textContent()).resolves.toBe('Must be at most 100');
+    await expect(stageRow('Proposal').locator('.field-error').textContent()).resolves.toBe('Must be a whole number from 0 to 100');
     await expect(stageRow('Proposal').locator('input[name="stage[probability]"]').inputValue()).resolves.toBe('150');
     await page.goto(`${t.origin}/service/settings/pipelines/${pipelineId}`);
     await t.screenshot('settings-pipeline');

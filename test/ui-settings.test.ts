@@ -154,7 +154,7 @@ describe('pipelines and stages', () => {
     ]);
     expect(response.statusCode).toBe(422);
     expect(errorsNextTo(response.body, 'pipeline[name]')).toEqual(['Required']);
-    expect(errorsNextTo(response.body, 'stages[0][probability]')).toEqual(['Must be at most 100']);
+    expect(errorsNextTo(response.body, 'stages[0][probability]')).toEqual(['Must be a whole number from 0 to 100']);
     expect(valueOf(response.body, 'stages[0][name]')).toBe('Discovery');
     expect(valueOf(response.body, 'stages[0][probability]')).toBe('140');
   });

@@ -5,8 +5,10 @@ import { z } from 'zod';
  * Every operation's OpenAPI entry lists the error statuses it can answer, each
  * with the contract's error body, so a generated client can type its errors.
  * Which statuses follow from what the route declares: credentials (401, and
- * 429 for the failed-login limit), a permission (403), path ids (404), a body
- * (409, 413, 415, 422), a query (422); and 503 when the database is down.
+ * 429 for the failed-login limit; `config.credentials` on a public route that
+ * checks its own), a permission or a signature (403, `config.signed`), path
+ * ids (404), a write (409), a body (413, 415, 422), a query (422); and 503
+ * when the database is down.
  */
 
 export const errorBodySchema = z
@@ -24,10 +26,10 @@ export const errorBodySchema = z
 
 const DESCRIPTIONS: Record<number, string> = {
   401: 'No or wrong credentials',
-  403: 'Not allowed (permission, visibility, or a cross-site request)',
+  403: 'Not allowed (permission, visibility, a cross-site request, or a wrong signature)',
   404: 'Not found',
   405: 'Method not allowed on this path (Allow lists those that are)',
-  409: 'Conflicts with the current state (a duplicate, a pipeline with deals, ...)',
+  409: 'Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...)',
   413: 'Body too large',
   415: 'Unsupported content type: send application/json or application/x-www-form-urlencoded',
   422: 'Invalid input; details name each field as sent (deal[title])',
@@ -36,11 +38,15 @@ const DESCRIPTIONS: Record<number, string> = {
 };
 
 function statusesOf(route: RouteOptions): number[] {
-  const config = (route.config ?? {}) as { public?: boolean; permission?: unknown };
+  const config = (route.config ?? {}) as { public?: boolean; permission?: unknown; signed?: boolean; credentials?: boolean };
   const schema = (route.schema ?? {}) as { params?: unknown; body?: unknown; querystring?: unknown };
   const statuses = new Set<number>([503]);
-  if (!config.public) [401, 429].forEach((s) => statuses.add(s));
-  if (config.permission) statuses.add(403);
+  // Public routes that check credentials of their own (the token endpoint) or a signature say so in their config.
+  if (!config.public || config.credentials) [401, 429].forEach((s) => statuses.add(s));
+  if (config.permission || config.signed) statuses.add(403);
+  // Any write can meet a conflict with the current state, with or without a body (a delete of a stage with deals).
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  if (methods.some((method) => method !== 'GET' && method !== 'HEAD')) statuses.add(409);
   if (schema.params) statuses.add(404);
   if (schema.querystring) statuses.add(422);
   if (schema.body) [409, 413, 415, 422].forEach((s) => statuses.add(s));

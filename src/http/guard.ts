@@ -15,6 +15,10 @@ declare module 'fastify' {
     /** Only authentication, no particular permission (the caller's own data). */
     authenticated?: boolean;
     public?: boolean;
+    /** A public route that checks credentials of its own (the token endpoint): its document lists 401 and 429. */
+    credentials?: boolean;
+    /** A public route authenticated by a request signature: its document lists 403. */
+    signed?: boolean;
     /** A sales page ('page'), or an API read that answers a page to browsers ('negotiated'): a session cookie may authenticate it. */
     page?: 'page' | 'negotiated';
   }

@@ -92,7 +92,8 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
   app.post(
     `${BASE}/:sourceId/receive`,
     {
-      config: { public: true },
+      // No credentials: the X-Service-Signature header is checked here (403 when missing or wrong).
+      config: { public: true, signed: true },
       bodyLimit: INBOUND_BODY_LIMIT,
       schema: {
         tags,
@@ -103,6 +104,8 @@ const receiveRoute: FastifyPluginAsyncZod<{ receiver: Receiver }> = async (app, 
           '422 body, 429 per-source rate. A repeated Idempotency-Key or webhook-id header (else a byte-identical body) within 24 h ' +
           'returns the first answer.',
         security: [],
+        // The signature covers the raw bytes of a JSON body; forms are not read here.
+        consumes: ['application/json'],
         params: sourceParams,
         headers: z.looseObject({
           'x-service-signature': z.string().optional().describe('sha256=<hex HMAC-SHA256 of the raw body bytes, keyed with the source secret>'),

@@ -63,7 +63,7 @@ export const inlineBody = z.discriminatedUnion('field', [
 
 export const batchBody = z
   .object({
-    ids: list(id).pipe(z.array(z.number()).min(1, 'Send at least one id').max(200, 'Send at most 200 ids')),
+    ids: list(id, { min: [1, 'Send at least one id'], max: [200, 'Send at most 200 ids'] }),
     action: z.enum(['delete', 'reassign', 'move_stage']),
     owner: nullable(id).optional(),
     stage_id: id.optional(),

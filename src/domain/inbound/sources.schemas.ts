@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, id, nullable, text } from '../../http/schemas.js';
+import { bool, id, nullable, positiveInt, text } from '../../http/schemas.js';
 import { fieldMapInput } from './field-map.js';
 
 /** Body and query formats of inbound source management, shared by the API routes and the settings pages. */
@@ -22,6 +22,6 @@ export const LOG_OUTCOMES = ['created', 'updated', 'replayed', 'rejected'] as co
 export type LogOutcome = (typeof LOG_OUTCOMES)[number];
 
 export const sourceLogQuery = z.object({
-  limit: id.pipe(z.number().max(200, 'Must be at most 200')).default(50),
+  limit: positiveInt(200, 'Must be at most 200').default(50),
   outcome: z.enum(LOG_OUTCOMES, { message: `Must be one of ${LOG_OUTCOMES.join(', ')}` }).optional(),
 });

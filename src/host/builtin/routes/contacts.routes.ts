@@ -4,7 +4,8 @@ import type { BuiltinRouteDeps as RouteDeps } from './deps.js';
 import { createContact, editContact, getContact, getContacts, removeContact } from '../contacts.service.js';
 import { hostAdmin, idParams, nullable, pageFields, searchQuery, successResponse, text, timestamps } from '../../../http/schemas.js';
 
-const email = z.string().trim().max(255, 'Must be at most 255 characters').pipe(z.email('Must be an email address'));
+// One string schema (not a pipe), so the document publishes the email format with the length.
+const email = z.string().trim().max(255, 'Must be at most 255 characters').email('Must be an email address');
 const optionalText = nullable(text(1, 255)).optional();
 const contactBody = z.object({ email, first_name: optionalText, last_name: optionalText, company: optionalText });
 const contactJson = z.object({

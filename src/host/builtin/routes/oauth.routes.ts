@@ -23,7 +23,8 @@ export const oauthRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, deps) =
   app.post(
     '/oauth/v2/token',
     {
-      config: { public: true },
+      // No session or Basic user: the client credentials in the body (or Basic) are checked here (401 when wrong).
+      config: { public: true, credentials: true },
       schema: {
         tags: ['auth'],
         summary: 'Issue an access token (client credentials)',

@@ -11,7 +11,8 @@ import { bool, hostAdmin, id, idParams, nullable, pageFields, searchQuery, succe
 // A colon would split a Basic credential; white space would only confuse.
 const username = text(1, 100).regex(/^[^:\s]+$/, 'Must not contain colons or spaces');
 export const password = z.string().min(12, 'Must be at least 12 characters').max(1024, 'Must be at most 1024 characters');
-const email = nullable(z.string().trim().max(255, 'Must be at most 255 characters').pipe(z.email('Must be an email address')));
+// One string schema (not a pipe), so the document publishes the email format with the length.
+const email = nullable(z.string().trim().max(255, 'Must be at most 255 characters').email('Must be an email address'));
 
 export const userBody = z.object({ username, password, name: text(1, 255), email: email.optional(), role: id });
 export const editUserBody = userBody.partial().extend({ isActive: bool.optional() });

@@ -21,11 +21,25 @@ const BUSINESS_TABLES = [
 let server: ChildService;
 let test: Awaited<ReturnType<typeof createTestDatabase>>;
 let client: pg.Client;
+/**
+ * The fuzzer signs in as an administrator of its own, and user routes are aimed at a user made to be its target:
+ * a generated body that validly sets a password (or deactivates someone) must not lock the fuzzer out, or every
+ * later request is a failed login answered ever more slowly.
+ */
+const FUZZER = { username: 'fuzzer', password: 'fuzzer-password-long-enough' };
+const FUZZER_AUTH = `Basic ${Buffer.from(`${FUZZER.username}:${FUZZER.password}`).toString('base64')}`;
+let targetUserId: string;
 beforeAll(async () => {
   test = await createTestDatabase();
   server = await spawnServer({ DATABASE_URL: test.url, APP_KEY, ADMIN_PASSWORD: ADMIN.password, WORKER: 'off', INBOUND_RATE_LIMIT: '100000', TRUST_PROXY: 'true' });
   client = new pg.Client({ connectionString: test.url });
   await client.connect();
+  const { rows } = await client.query<{ id: number }>('select id from roles where is_admin order by id limit 1');
+  for (const user of [{ ...FUZZER, name: 'Fuzzer' }, { username: 'fuzz-target', password: 'target-password-long-enough', name: 'Target' }]) {
+    const made = await call(server.url, '/host/users/new', { json: { ...user, role: rows[0]!.id } });
+    expect(made.status).toBe(200);
+    targetUserId = String(made.body.user.id);
+  }
 });
 afterAll(async () => {
   await client?.end();
@@ -86,12 +100,13 @@ function cases(random: Random, op: Operation, realId: string): Case[] {
   const made: Case[] = [];
   for (let i = 0; i < PER_OPERATION; i++) {
     let path = op.path;
-    for (const name of op.pathParams) path = path.replace(`{${name}}`, random() < 0.5 ? realId : badPathValue(random));
+    const real = op.path.startsWith('/host/users/') ? targetUserId : realId;
+    for (const name of op.pathParams) path = path.replace(`{${name}}`, random() < 0.5 ? real : badPathValue(random));
     const query = op.queryParams.length > 0 && random() < 0.6
       ? `?${op.queryParams.map((name) => `${name}=${encodeURIComponent(String(JSON.stringify(badValue(random))).slice(0, 3000))}`).join('&')}&${name(random)}[__proto__][x]=1`
       : '';
     // Bad credentials to /oauth/v2/token count as failed logins: one client address per case keeps the lockout from answering everything.
-    const headers: Record<string, string> = { 'x-forwarded-for': `10.${made.length % 250}.${Math.floor(random() * 250)}.${Math.floor(random() * 250)}` };
+    const headers: Record<string, string> = { authorization: FUZZER_AUTH, 'x-forwarded-for': `10.${made.length % 250}.${Math.floor(random() * 250)}.${Math.floor(random() * 250)}` };
     let options: Case['options'] = { method: op.method, headers };
     const kind = op.method === 'GET' ? 'none' : op.method === 'DELETE' ? (random() < 0.7 ? 'none' : pick(random, ['json', 'raw'])) : pick(random, ['json', 'json', 'proto', 'form', 'raw']);
     if (kind === 'json') options = { ...options, json: schemaBody(random, op.bodyKeys) };
@@ -101,7 +116,10 @@ function cases(random: Random, op: Operation, realId: string): Case[] {
       const raw = badRaw(random);
       options = { ...options, body: raw.body, headers: raw.contentType ? { ...headers, 'content-type': raw.contentType } : headers };
     }
-    if (random() < 0.1) options = { ...options, auth: false };
+    if (random() < 0.1) {
+      const { authorization: _signedIn, ...anonymous } = options.headers ?? {};
+      options = { ...options, auth: false, headers: anonymous };
+    }
     made.push({ label: `${op.method} ${op.path} #${i} (${kind})`, path: `${path}${query}`, options: { ...options, timeoutMs: 30_000 } });
   }
   return made;

@@ -477,7 +477,7 @@ describe('where a remote host owns its users', () => {
     await bootstrap(database.db, ADMIN);
     const config = testConfig();
     // The built-in host's logins, but users and roles said to be managed elsewhere (as with Mautic).
-    const host = { ...createBuiltinHost({ db: database.db, config }), managesUsers: false, routes: undefined };
+    const host = { ...createBuiltinHost({ db: database.db, config }), managesUsers: false, routes: undefined, pages: undefined };
     other = await buildApp({ config, db: database.db, logger: pino({ level: 'silent' }), host });
     await other.ready();
     afterAll(async () => {

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
 import type { Actor } from './permissions.js';
+import type { UiOptions } from '../ui/index.js';
 
 /**
  * The host platform, as this service sees it: the one interface the domain
@@ -94,6 +95,8 @@ export interface HostPort {
   refresh(refs: { userIds: number[]; contactIds: number[] }): void;
   /** Routes the host adds (the built-in host's /host/* management and its token endpoint). */
   readonly routes?: FastifyPluginAsync<HostRouteOptions>;
+  /** Settings pages the host adds (the built-in host's users, roles, API credentials and your account), in the pages' frame. */
+  readonly pages?: FastifyPluginAsync<UiOptions>;
   close?(): Promise<void>;
 }
 

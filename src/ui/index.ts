@@ -14,7 +14,6 @@ import type { PageTable } from './negotiation.js';
 import { tableRoutes } from './table.routes.js';
 import { settingsPipelineRoutes } from './settings-pipelines.routes.js';
 import { settingsRoutes } from './settings.routes.js';
-import { settingsUserRoutes } from './settings-users.routes.js';
 
 export { pageNegotiation, type PageTable } from './negotiation.js';
 
@@ -73,7 +72,7 @@ export async function uiPages(app: FastifyInstance, options: UiOptions): Promise
   await app.register(settingsRoutes, options);
   await app.register(settingsPipelineRoutes, options);
   // Users, roles, API credentials and your own password exist only where users are managed here.
-  if (options.host.managesUsers) await app.register(settingsUserRoutes, options);
+  if (options.host.pages) await app.register(options.host.pages, options);
   await app.register(settingsInboundRoutes, options);
   await app.register(settingsWebhookRoutes, options);
 }

@@ -5,6 +5,7 @@ import { createBuiltinAuth } from './auth.js';
 import { findOrCreateContactsByEmail, listContacts } from './contacts.repository.js';
 import { hostRoutes } from './routes/index.js';
 import { oauthRoutes } from './routes/oauth.routes.js';
+import { settingsUserRoutes } from './pages/settings-users.routes.js';
 import { listUsers } from './users.repository.js';
 
 export { bootstrap, type BootstrapResult } from './bootstrap.js';
@@ -42,5 +43,6 @@ export function createBuiltinHost(options: { db: Db; config: Config }): HostPort
       await app.register(oauthRoutes, { db, auth, baseUrl, forgetLogins });
       await app.register(hostRoutes, { db, auth, baseUrl, forgetLogins });
     },
+    pages: settingsUserRoutes,
   };
 }

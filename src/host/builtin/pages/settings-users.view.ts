@@ -1,11 +1,11 @@
-import type { CredentialJson } from '../host/builtin/api-credentials.service.js';
-import type { RoleJson } from '../host/builtin/roles.service.js';
-import type { UserJson } from '../host/builtin/users.service.js';
-import { PERMISSIONS } from '../host/permissions.js';
-import { emptyForm, fieldErrors, formMessage, input, select, type FormState } from './forms.js';
-import { attr, html, type Html } from './html.js';
-import { csrfField, dateTime, type View } from './page.js';
-import { PERMISSION_LABELS } from './settings.js';
+import type { CredentialJson } from '../api-credentials.service.js';
+import type { RoleJson } from '../roles.service.js';
+import type { UserJson } from '../users.service.js';
+import { PERMISSIONS } from '../../permissions.js';
+import { emptyForm, fieldErrors, formMessage, input, select, type FormState } from '../../../ui/forms.js';
+import { attr, html, type Html } from '../../../ui/html.js';
+import { csrfField, dateTime, type View } from '../../../ui/page.js';
+import { PERMISSION_LABELS } from '../../../ui/settings.js';
 
 /** Users, roles, API credentials and your own password: the built-in host's management, as pages. */
 

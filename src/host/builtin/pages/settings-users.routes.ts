@@ -1,18 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { createCredential, getCredentials, removeCredential } from '../host/builtin/api-credentials.service.js';
-import { credentialBody } from '../host/builtin/routes/api-credentials.routes.js';
-import { roleBody } from '../host/builtin/routes/roles.routes.js';
-import { changeOwnPasswordLimited, editUserBody, ownPasswordBody, password, userBody } from '../host/builtin/routes/users.routes.js';
-import { createRole, editRole, getRole, getRoles, removeRole } from '../host/builtin/roles.service.js';
-import { createUser, editUser, getUser, getUsers, resetPassword } from '../host/builtin/users.service.js';
-import { id, searchQuery } from '../http/schemas.js';
-import { forgetLogins } from '../routes/index.js';
-import { check, submitForm, type FormState } from './forms.js';
-import type { UiOptions } from './index.js';
-import { layout, sendHtml, viewOf, type View } from './page.js';
+import { createCredential, getCredentials, removeCredential } from '../api-credentials.service.js';
+import { credentialBody } from '../routes/api-credentials.routes.js';
+import { roleBody } from '../routes/roles.routes.js';
+import { changeOwnPasswordLimited, editUserBody, ownPasswordBody, password, userBody } from '../routes/users.routes.js';
+import { createRole, editRole, getRole, getRoles, removeRole } from '../roles.service.js';
+import { createUser, editUser, getUser, getUsers, resetPassword } from '../users.service.js';
+import { id, searchQuery } from '../../../http/schemas.js';
+import { forgetLogins } from '../../../routes/index.js';
+import { check, submitForm, type FormState } from '../../../ui/forms.js';
+import type { UiOptions } from '../../../ui/index.js';
+import { layout, sendHtml, viewOf, type View } from '../../../ui/page.js';
 import { accountPage, credentialsPage, rolePage, rolesPage, userPage, usersPage, type UserForms } from './settings-users.view.js';
-import { doneNotice, settingsPage } from './settings.routes.js';
+import { doneNotice, settingsPage } from '../../../ui/settings.routes.js';
 
 /**
  * The built-in host's users, roles and API credentials, and your own password,

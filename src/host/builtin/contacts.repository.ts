@@ -10,6 +10,7 @@ export function findContactByEmail(db: Executor, email: string): Promise<Contact
     .selectFrom('contacts')
     .select(contactColumns)
     .where(sql`lower(email)`, '=', email.toLowerCase())
+    .where('deleted_at', 'is', null)
     .executeTakeFirst();
 }
 
@@ -32,7 +33,14 @@ export async function findOrCreateContactsByEmail(
   const found = new Map<string, { contact: ContactRow; created: boolean }>();
   const findExisting = async (keys: string[]) => {
     if (keys.length === 0) return;
-    const existing = await db.selectFrom('contacts').select(contactColumns).where(sql`lower(email)`, 'in', keys).execute();
+    // Live contacts only: the unique index on lower(email) is partial (deleted_at is null), and a lookup without that
+    // condition cannot use it and scans every contact.
+    const existing = await db
+      .selectFrom('contacts')
+      .select(contactColumns)
+      .where(sql`lower(email)`, 'in', keys)
+      .where('deleted_at', 'is', null)
+      .execute();
     for (const contact of existing) found.set(contact.email.toLowerCase(), { contact, created: false });
   };
   const missing = () => [...byEmail.keys()].filter((key) => !found.has(key));

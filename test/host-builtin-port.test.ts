@@ -37,4 +37,13 @@ describe('the built-in host adapter', () => {
     const again = await host.contacts.findOrCreateByEmail([{ email: 'NEW.ONE@acme.example' }]);
     expect(again.get('new.one@acme.example')).toMatchObject({ created: false, contact: { id: found.get('new.one@acme.example')!.contact.id } });
   });
+
+  it('finds only live contacts by email (the condition that lets the lookup use the partial live-email index)', async () => {
+    // A tombstone (a contact deleted in a host whose copy this database once was) is never handed out again.
+    const gone = await createContact(t.db, { email: 'gone@acme.example' });
+    await t.db.updateTable('contacts').set({ deleted_at: new Date() }).where('id', '=', gone.id).execute();
+    const found = await host.contacts.findOrCreateByEmail([{ email: 'Gone@acme.example' }]);
+    expect(found.get('gone@acme.example')).toMatchObject({ created: true, contact: { email: 'Gone@acme.example' } });
+    expect(found.get('gone@acme.example')!.contact.id).not.toBe(gone.id);
+  });
 });

@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { FLOOR_RUNS, floorRunner, pgbenchTps, type FloorResult } from './inbound-floor.js';
-import { basicHeader, benchDatabase, load, median, progress, ROOT, startService, writeReport } from './lib.js';
+import { basicHeader, benchDatabase, load, median, prng, progress, ROOT, startService, writeReport } from './lib.js';
 
 const SENDERS = 32;
 const DURATION = Number(process.env.BENCH_DURATION ?? 15);
@@ -46,17 +46,6 @@ const TARGET_RATIO = 0.4;
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const PG_STAT = process.env.BENCH_PG_STAT === '1' && !process.env.BENCH_DATABASE_URL;
 const PROFILES = join(ROOT, 'bench', '.data', 'profiles');
-
-/** mulberry32: a fixed seed gives the same sequence of bodies every run. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pgbenchPath(): string | undefined {
   const found = spawnSync('sh', ['-c', 'command -v pgbench'], { encoding: 'utf8' });

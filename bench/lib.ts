@@ -162,3 +162,14 @@ export async function writeReport(name: string, title: string, rows: Record<stri
   await writeFile(join(dir, `${name}.json`), JSON.stringify({ title, at: new Date().toISOString(), loadavg: loadavg(), rows, notes }, null, 2));
   process.stdout.write(`${markdown}\n`);
 }
+
+/** mulberry32: a fixed seed gives the same sequence every run (the benches' generated bodies and choices). */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -40,7 +40,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { EVENT_NAMES } from '../src/events/events.js';
-import { basicHeader, benchDatabase, load, median, progress, ROOT, startService, writeReport } from './lib.js';
+import { basicHeader, benchDatabase, load, median, prng, progress, ROOT, startService, writeReport } from './lib.js';
 
 const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
 const SCALE = Number(process.env.SOAK_SCALE ?? 1);
@@ -58,17 +58,6 @@ const EMAILS = 500;
 
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
-
-/** mulberry32: the same sequence every run. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Resident memory of a process in MB (VmRSS), or undefined once it is gone. */
 function rssMb(pid: number): number | undefined {

@@ -9,6 +9,7 @@ import { startWorker } from '../src/events/worker.js';
 import { createMauticAuth } from '../src/host/mautic/auth.js';
 import { createMauticClient } from '../src/host/mautic/client.js';
 import { createMauticHost } from '../src/host/mautic/index.js';
+import { upsertContacts } from '../src/host/local-copy.js';
 import type { HostPort } from '../src/host/port.js';
 import { basic, createTestDatabase, testConfig } from './helpers/app.js';
 import { INBOUND, signature } from './helpers/inbound.js';
@@ -151,6 +152,30 @@ describe('Mautic host: contacts', () => {
     expect(again.get('ann@acme.example')).toEqual({ contact: created.contact, created: false });
     const copy = await db.selectFrom('contacts').select(['email', 'first_name']).where('id', '=', created.contact.id).executeTakeFirst();
     expect(copy).toEqual({ email: 'ann@acme.example', first_name: 'Ann' });
+  });
+
+  it('find-or-create of one new email by several callers at once: none fails, all get one contact, one says created', async () => {
+    // Two receives' batches bringing the same new email: both miss it, both ask Mautic (201, then 200: it creates or
+    // updates by email), and both write the contact into the local copy at the same moment.
+    for (let round = 0; round < 10; round++) {
+      const email = `race-${round}@acme.example`;
+      const answers = await Promise.all(Array.from({ length: 6 }, () => host.contacts.findOrCreateByEmail([{ email }])));
+      const got = answers.map((answer) => answer.get(email)!);
+      expect(new Set(got.map((g) => g.contact.id)).size).toBe(1);
+      expect(got.filter((g) => g.created)).toHaveLength(1);
+      const copies = await db.selectFrom('contacts').select('id').where('email', '=', email).where('deleted_at', 'is', null).execute();
+      expect(copies).toEqual([{ id: got[0]!.contact.id }]);
+    }
+  });
+
+  it('the local copy takes one contact written by several callers at the same moment, without a unique violation', async () => {
+    for (let round = 0; round < 40; round++) {
+      const contact = { id: 9000 + round, email: `copy-race-${round}@acme.example`, first_name: 'Copy', last_name: null, company: null };
+      const settled = await Promise.allSettled(Array.from({ length: 8 }, () => upsertContacts(db, [contact])));
+      expect(settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason))).toEqual([]);
+    }
+    const copies = await db.selectFrom('contacts').select('id').where('email', 'like', 'copy-race-%').where('deleted_at', 'is', null).execute();
+    expect(copies).toHaveLength(40);
   });
 
   it('search answers Mautic contacts by name', async () => {

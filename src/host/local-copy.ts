@@ -41,6 +41,13 @@ export async function usersToFetch(db: Executor, ids: number[], maxAgeMs: number
  * Writes host contacts into the copy under the host's ids. A live contact
  * holding the same email under another id (the host re-used an address after a
  * delete we missed) is tombstoned first, so the one-live-email index holds.
+ *
+ * New rows are inserted with ON CONFLICT DO NOTHING on every unique index, and
+ * the rest updated by id. Callers write the same contact at the same moment
+ * (two receives' batches that both had the host create one new email): an
+ * upsert naming only the id as its conflict target would meet the other's row
+ * first in the email index, which is not its arbiter, and fail with a unique
+ * violation instead of waiting for it and updating.
  */
 export async function upsertContacts(db: Executor, contacts: ContactRow[]): Promise<void> {
   if (contacts.length === 0) return;
@@ -52,22 +59,20 @@ export async function upsertContacts(db: Executor, contacts: ContactRow[]): Prom
     .where('id', 'not in', contacts.map((c) => c.id))
     .where(sql`lower(email)`, 'in', contacts.map((c) => c.email.toLowerCase()))
     .execute();
-  await db
+  const inserted = await db
     .insertInto('contacts')
     .values(contacts.map((c) => ({ ...c, synced_at: now, deleted_at: null, merged_into_id: null })))
-    .onConflict((oc) =>
-      oc.column('id').doUpdateSet((eb) => ({
-        email: eb.ref('excluded.email'),
-        first_name: eb.ref('excluded.first_name'),
-        last_name: eb.ref('excluded.last_name'),
-        company: eb.ref('excluded.company'),
-        synced_at: now,
-        deleted_at: null,
-        merged_into_id: null,
-        updated_at: now,
-      })),
-    )
+    .onConflict((oc) => oc.doNothing())
+    .returning('id')
     .execute();
+  const insertedIds = new Set(inserted.map((row) => row.id));
+  const existing = contacts.filter((c) => !insertedIds.has(c.id));
+  if (existing.length === 0) return;
+  await sql`
+    update contacts set email = v.email, first_name = v.first_name, last_name = v.last_name, company = v.company,
+      synced_at = ${now}, deleted_at = null, merged_into_id = null, updated_at = ${now}
+    from jsonb_to_recordset(${JSON.stringify(existing)}::jsonb) as v (id integer, email text, first_name text, last_name text, company text)
+    where contacts.id = v.id`.execute(db);
 }
 
 /** Contacts deleted in the host (or merged into `mergedIntoId`): deals keep naming them, marked deleted. */

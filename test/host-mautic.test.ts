@@ -9,7 +9,7 @@ import { startWorker } from '../src/events/worker.js';
 import { createMauticAuth } from '../src/host/mautic/auth.js';
 import { createMauticClient } from '../src/host/mautic/client.js';
 import { createMauticHost } from '../src/host/mautic/index.js';
-import { upsertContacts } from '../src/host/local-copy.js';
+import { upsertContacts, upsertUsers } from '../src/host/local-copy.js';
 import type { HostPort } from '../src/host/port.js';
 import { basic, createTestDatabase, testConfig } from './helpers/app.js';
 import { INBOUND, signature } from './helpers/inbound.js';
@@ -176,6 +176,18 @@ describe('Mautic host: contacts', () => {
     }
     const copies = await db.selectFrom('contacts').select('id').where('email', 'like', 'copy-race-%').where('deleted_at', 'is', null).execute();
     expect(copies).toHaveLength(40);
+  });
+
+  it('the local copy takes one user written by several first requests at once; a username held by another id still conflicts', async () => {
+    for (let round = 0; round < 40; round++) {
+      const user = { id: 9000 + round, username: `Race${round}`, name: `Race ${round}`, email: null };
+      const settled = await Promise.allSettled(Array.from({ length: 8 }, () => upsertUsers(db, [user])));
+      expect(settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason))).toEqual([]);
+    }
+    expect(await db.selectFrom('users').select('id').where('username', 'like', 'Race%').execute()).toHaveLength(40);
+    await upsertUsers(db, [{ id: 9000, username: 'Race0', name: 'Renamed', email: 'race0@example.test' }]);
+    expect(await db.selectFrom('users').select(['name', 'email']).where('id', '=', 9000).executeTakeFirst()).toEqual({ name: 'Renamed', email: 'race0@example.test' });
+    await expect(upsertUsers(db, [{ id: 9999, username: 'RACE0', name: 'Someone else', email: null }])).rejects.toMatchObject({ code: '23505' });
   });
 
   it('search answers Mautic contacts by name', async () => {

@@ -38,16 +38,33 @@ export async function usersToFetch(db: Executor, ids: number[], maxAgeMs: number
 }
 
 /**
- * Writes host contacts into the copy under the host's ids. A live contact
- * holding the same email under another id (the host re-used an address after a
- * delete we missed) is tombstoned first, so the one-live-email index holds.
- *
- * New rows are inserted with ON CONFLICT DO NOTHING on every unique index, and
- * the rest updated by id. Callers write the same contact at the same moment
- * (two receives' batches that both had the host create one new email): an
- * upsert naming only the id as its conflict target would meet the other's row
- * first in the email index, which is not its arbiter, and fail with a unique
- * violation instead of waiting for it and updating.
+ * Writes rows of the copy under the host's ids: inserts those whose id is new
+ * and updates the others by id. Two writers of one row at the same moment are
+ * normal here (two batches of receives that both had the host create one new
+ * email; two first requests of one user). The insert says `on conflict do
+ * nothing` for every unique index, so the second writer waits for the first
+ * and then updates. An upsert naming the id alone as its conflict target fails
+ * instead, with a unique violation, when it meets the other writer's row first
+ * in another unique index (the live email, the lower-cased username). A row
+ * neither inserted nor updated has its unique value held under another id: it
+ * is inserted plainly, so that conflict surfaces as it always did.
+ */
+async function writeById<R extends { id: number }>(
+  rows: R[],
+  steps: { insertNew(rows: R[]): Promise<{ id: number }[]>; update(rows: R[]): Promise<{ id: number }[]>; insert(rows: R[]): Promise<unknown> },
+): Promise<void> {
+  const inserted = new Set((await steps.insertNew(rows)).map((row) => row.id));
+  const rest = rows.filter((row) => !inserted.has(row.id));
+  if (rest.length === 0) return;
+  const updated = new Set((await steps.update(rest)).map((row) => row.id));
+  const missing = rest.filter((row) => !updated.has(row.id));
+  if (missing.length > 0) await steps.insert(missing);
+}
+
+/**
+ * Writes host contacts into the copy under the host's ids (writeById). A live
+ * contact holding the same email under another id (the host re-used an address
+ * after a delete we missed) is tombstoned first, so the one-live-email index holds.
  */
 export async function upsertContacts(db: Executor, contacts: ContactRow[]): Promise<void> {
   if (contacts.length === 0) return;
@@ -59,20 +76,20 @@ export async function upsertContacts(db: Executor, contacts: ContactRow[]): Prom
     .where('id', 'not in', contacts.map((c) => c.id))
     .where(sql`lower(email)`, 'in', contacts.map((c) => c.email.toLowerCase()))
     .execute();
-  const inserted = await db
-    .insertInto('contacts')
-    .values(contacts.map((c) => ({ ...c, synced_at: now, deleted_at: null, merged_into_id: null })))
-    .onConflict((oc) => oc.doNothing())
-    .returning('id')
-    .execute();
-  const insertedIds = new Set(inserted.map((row) => row.id));
-  const existing = contacts.filter((c) => !insertedIds.has(c.id));
-  if (existing.length === 0) return;
-  await sql`
-    update contacts set email = v.email, first_name = v.first_name, last_name = v.last_name, company = v.company,
-      synced_at = ${now}, deleted_at = null, merged_into_id = null, updated_at = ${now}
-    from jsonb_to_recordset(${JSON.stringify(existing)}::jsonb) as v (id integer, email text, first_name text, last_name text, company text)
-    where contacts.id = v.id`.execute(db);
+  const rows = (list: ContactRow[]) => list.map((c) => ({ ...c, synced_at: now, deleted_at: null, merged_into_id: null }));
+  await writeById(contacts, {
+    insertNew: (list) => db.insertInto('contacts').values(rows(list)).onConflict((oc) => oc.doNothing()).returning('id').execute(),
+    update: async (list) =>
+      (
+        await sql<{ id: number }>`
+          update contacts set email = v.email, first_name = v.first_name, last_name = v.last_name, company = v.company,
+            synced_at = ${now}, deleted_at = null, merged_into_id = null, updated_at = ${now}
+          from jsonb_to_recordset(${JSON.stringify(list)}::jsonb) as v (id integer, email text, first_name text, last_name text, company text)
+          where contacts.id = v.id
+          returning contacts.id`.execute(db)
+      ).rows,
+    insert: (list) => db.insertInto('contacts').values(rows(list)).execute(),
+  });
 }
 
 /** Contacts deleted in the host (or merged into `mergedIntoId`): deals keep naming them, marked deleted. */
@@ -85,23 +102,24 @@ export async function tombstoneContacts(db: Executor, ids: number[], mergedIntoI
     .execute();
 }
 
-/** A user copied from the host: no password (they log in there) and no role (permissions come from the host). */
+/** A user copied from the host (writeById): no password (they log in there) and no role (permissions come from the host). */
 export async function upsertUsers(db: Executor, users: (HostUser & { username: string })[]): Promise<void> {
   if (users.length === 0) return;
   const now = new Date();
-  await db
-    .insertInto('users')
-    .values(users.map((u) => ({ id: u.id, username: u.username, name: u.name, email: u.email, password_hash: null, role_id: null, synced_at: now })))
-    .onConflict((oc) =>
-      oc.column('id').doUpdateSet((eb) => ({
-        username: eb.ref('excluded.username'),
-        name: eb.ref('excluded.name'),
-        email: eb.ref('excluded.email'),
-        synced_at: now,
-        updated_at: now,
-      })),
-    )
-    .execute();
+  const rows = (list: typeof users) =>
+    list.map((u) => ({ id: u.id, username: u.username, name: u.name, email: u.email, password_hash: null, role_id: null, synced_at: now }));
+  await writeById(users, {
+    insertNew: (list) => db.insertInto('users').values(rows(list)).onConflict((oc) => oc.doNothing()).returning('id').execute(),
+    update: async (list) =>
+      (
+        await sql<{ id: number }>`
+          update users set username = v.username, name = v.name, email = v.email, synced_at = ${now}, updated_at = ${now}
+          from jsonb_to_recordset(${JSON.stringify(list)}::jsonb) as v (id integer, username text, name text, email text)
+          where users.id = v.id
+          returning users.id`.execute(db)
+      ).rows,
+    insert: (list) => db.insertInto('users').values(rows(list)).execute(),
+  });
   // Ids chosen by the host skip the identity sequence; keep it ahead so a local insert never collides.
   await sql`select setval(pg_get_serial_sequence('users', 'id'), greatest((select max(id) from users), 1))`.execute(db);
 }

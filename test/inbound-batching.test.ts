@@ -93,4 +93,16 @@ describe('inbound receive: group commit', () => {
     const deals = await t.db.selectFrom('deals').select('id').where('source_id', '=', source.id).execute();
     expect(deals).toHaveLength(1);
   });
+  it('with a pool of one connection, concurrent receives are all written: a batch does not hold it while waiting for its lookups', async () => {
+    // Lookups beside a transaction need a second connection; with one, the batch would wait for itself until the acquire timeout (503).
+    const t = await setupApp({ config: { DB_POOL_SIZE: '1', DB_ACQUIRE_TIMEOUT_MS: '1000' } });
+    const source = await createSource(t);
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => receive(t, source, { title: `Small pool ${i}`, contact: { email: `pool-${i % 3}@acme.test` } })),
+    );
+    expect(responses.map((r) => r.statusCode)).toEqual(Array(8).fill(200));
+    const dealIds = responses.map((r) => r.json().deal.id);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from deals where id = any(${dealIds}::int[]) and title like 'Small pool %'`.execute(t.db);
+    expect(rows[0]!.n).toBe(8);
+  });
 });

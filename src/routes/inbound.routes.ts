@@ -151,6 +151,7 @@ export const inboundRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { con
     currency: config.DEFAULT_CURRENCY,
     logger: app.log,
     contacts: host.contacts,
+    poolSize: config.DB_POOL_SIZE,
   });
   // A source changed here is read again by every process at once, not after its cache's second.
   const sourceChanged = (sourceId: string) => {

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { afterAll, inject } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createDatabase, type Database } from '../../src/db/database.js';
+import { createDatabase, type Database, type PoolOptions } from '../../src/db/database.js';
 import { seedPipelines } from '../../src/domain/pipelines/seed.js';
 import { bootstrap, createBuiltinHost } from '../../src/host/builtin/index.js';
 import { upsertUsers } from '../../src/host/local-copy.js';
@@ -31,7 +31,7 @@ export function basic(user: { username: string; password: string }): string {
 }
 
 /** A database of this test file's own, cloned from the migrated template. */
-export async function createTestDatabase(): Promise<{ database: Database; url: string; drop(): Promise<void> }> {
+export async function createTestDatabase(pool: PoolOptions = { max: 10 }): Promise<{ database: Database; url: string; drop(): Promise<void> }> {
   const serverUrl = inject('serverUrl');
   const name = `deal_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
@@ -39,7 +39,7 @@ export async function createTestDatabase(): Promise<{ database: Database; url: s
   await admin.query(`create database ${name} template ${inject('templateDb')}`);
   await admin.end();
   const url = databaseUrl(serverUrl, name);
-  const database = createDatabase(url, { max: 10 });
+  const database = createDatabase(url, pool);
   return {
     database,
     url,
@@ -66,7 +66,12 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
 
 /** Builds the app on a fresh database with the first-run data (admin, Sales pipeline). */
 export async function setupApp(options: { config?: Record<string, string> } = {}): Promise<TestContext> {
-  const { database, url, drop } = await createTestDatabase();
+  // DB_POOL_SIZE and DB_ACQUIRE_TIMEOUT_MS given here shape the app's pool, as in server.ts.
+  const pool = options.config ?? {};
+  const { database, url, drop } = await createTestDatabase({
+    max: Number(pool.DB_POOL_SIZE ?? 10),
+    acquireTimeoutMs: pool.DB_ACQUIRE_TIMEOUT_MS ? Number(pool.DB_ACQUIRE_TIMEOUT_MS) : undefined,
+  });
   let config: Config;
   let host: HostPort;
   if (testHost === 'mautic') {

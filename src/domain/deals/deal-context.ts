@@ -1,5 +1,6 @@
 import type { ChangedBy } from '../../events/events.js';
 import type { ContactRow } from '../../host/port.js';
+import type { StageRow } from '../pipelines/pipelines.repository.js';
 
 /*
  * The shapes every deal writer shares (API services, batch, inbound), in a
@@ -27,6 +28,12 @@ export interface DealCreateInput {
   externalId?: string;
   /** The deal's first contact: it joins the new committee as its primary. */
   contact?: ContactRow;
+  /**
+   * The stage `pipelineId` and `stageId` resolve to, when the caller resolved
+   * them already with resolveStage (the inbound batch does, beside its contact
+   * lookup, to save the batch a round trip); otherwise createDeals resolves them.
+   */
+  stage?: StageRow;
 }
 
 export interface DealUpdateInput {

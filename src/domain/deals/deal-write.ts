@@ -56,7 +56,8 @@ export async function createDeals(trx: Trx, items: NewDealItem[], options: Write
   const placed: (NewDealItem & { stage: StageRow; ownerId: number | null })[] = [];
   for (const { ctx, input } of items) {
     const placement = `${input.pipelineId ?? ''}:${input.stageId ?? ''}`;
-    if (!stages.has(placement)) stages.set(placement, await resolveStage(trx, input, options.names, options.scope));
+    if (input.stage) stages.set(placement, input.stage);
+    else if (!stages.has(placement)) stages.set(placement, await resolveStage(trx, input, options.names, options.scope));
     const ownerId = input.ownerId === undefined ? ctx.changedBy.id : input.ownerId;
     if (ownerId !== null && !owners.has(ownerId)) {
       await assertUser(trx, ownerId, options.names.owner);

@@ -1,4 +1,4 @@
-import type { Db, Trx } from '../../db/database.js';
+import type { Db, Executor, Trx } from '../../db/database.js';
 import { NotFoundError } from '../../http/errors.js';
 import type { Actor } from '../../host/permissions.js';
 import type { People } from '../../host/port.js';
@@ -9,6 +9,7 @@ import { actorContext, assertDealAccess, lockDealFor } from './deal-access.js';
 import type { DealFullJson } from './deal-json.js';
 import { loadFullDeal } from './deal-view.js';
 import { findDealRow, type DealRow } from './deals.repository.js';
+import type { StageRow } from '../pipelines/pipelines.repository.js';
 import { createDeal, createDeals, DEAL_WRITE_NAMES, deleteLockedDeal, INTERNAL, lockDealOrFail, patchLockedDeal, type NewDealItem, type WriteOptions } from './deal-write.js';
 import { moveLockedDeal, resolveStage } from './stage-move.js';
 
@@ -20,6 +21,15 @@ import { moveLockedDeal, resolveStage } from './stage-move.js';
  */
 export function createDealsInTransaction(trx: Trx, items: NewDealItem[]): Promise<{ id: number }[]> {
   return createDeals(trx, items, INTERNAL);
+}
+
+/**
+ * The stage createDealsInTransaction puts a new deal of this placement in (a
+ * 422 when there is none), for callers that resolve it ahead of their
+ * transaction and pass it as the input's `stage`.
+ */
+export function resolveNewDealStage(db: Executor, placement: { pipelineId?: number; stageId?: number }): Promise<StageRow> {
+  return resolveStage(db, placement, INTERNAL.names, INTERNAL.scope);
 }
 
 /**

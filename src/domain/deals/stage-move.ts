@@ -1,4 +1,4 @@
-import type { Trx } from '../../db/database.js';
+import type { Executor, Trx } from '../../db/database.js';
 import { recordDealEvents, type StageRef } from '../../events/events.js';
 import { ValidationError } from '../../http/errors.js';
 import { findEntryStage, findStage, findStages, type StageRow } from '../pipelines/pipelines.repository.js';
@@ -29,20 +29,20 @@ const inScope = (scope: PipelineScope, pipelineId: number) => scope === 'all' ||
  * outside the caller's scope is reported exactly like a missing one.
  */
 export async function resolveStage(
-  trx: Trx,
+  db: Executor,
   input: { pipelineId?: number; stageId?: number },
   names: PlacementNames,
   scope: PipelineScope,
 ): Promise<StageRow> {
   if (input.stageId !== undefined) {
-    const stage = await findStage(trx, input.stageId);
+    const stage = await findStage(db, input.stageId);
     if (!stage || !inScope(scope, stage.pipeline_id)) throw ValidationError.field(names.stage, 'Unknown stage');
     if (input.pipelineId !== undefined && stage.pipeline_id !== input.pipelineId) {
       throw ValidationError.field(names.stage, 'The stage does not belong to the given pipeline');
     }
     return stage;
   }
-  const entry = await findEntryStage(trx, input.pipelineId ?? 'default');
+  const entry = await findEntryStage(db, input.pipelineId ?? 'default');
   if (!entry || !inScope(scope, entry.pipelineId)) {
     throw ValidationError.field(names.pipeline, input.pipelineId !== undefined ? 'Unknown pipeline' : 'There is no default pipeline');
   }

@@ -9,7 +9,7 @@ import { startTestWorker, until, verifyStandardWebhook } from './helpers/deliver
  * An administrator subscribes a receiver from the settings page, in the real
  * browser, with the delivery worker running: a test event arrives; with the
  * receiver down the failure shows with its next retry; with it back, "Send
- * again" delivers that same event.
+ * again" delivers that same event; a rotated secret signs beside the old one.
  */
 
 let t: BrowserTest;
@@ -60,7 +60,7 @@ beforeAll(async () => {
 });
 
 describe('outbound webhooks in the browser', () => {
-  it('subscribes a receiver, sends a test event, shows a failed delivery with its next retry, and sends it again', async () => {
+  it('subscribes a receiver, sends a test event, shows a failed delivery with its next retry, sends it again, and rotates the secret', async () => {
     const { page } = t;
     const receiver = await hook();
     await page.goto(`${t.origin}/service/settings/webhooks`);
@@ -126,6 +126,28 @@ describe('outbound webhooks in the browser', () => {
       return (await page.locator(`tr[data-delivery-id="${failed.id}"].delivery-succeeded`).count()) === 1;
     }, 'the delivered row after sending again');
     expect(await page.locator(`tr[data-delivery-id="${failed.id}"] td`).nth(3).textContent()).toBe('200');
+
+    // Rotation: a new secret, shown once; until the previous one expires, deliveries carry a signature of each.
+    await page.click('button:has-text("Rotate signing secret")');
+    await page.click('button:has-text("Rotate: click again")');
+    await page.locator('.secret-panel').waitFor();
+    expect(page.url()).toMatch(/\/service\/settings\/webhooks\/\d+$/);
+    const rotated = (await page.locator('#secret').textContent())!;
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    expect(await page.locator('.secret-panel').textContent()).toMatch(/every delivery carries two signatures/);
+    await page.locator('.secret-panel').screenshot({ path: join(process.cwd(), 'docs', 'screenshots', 'settings-webhooks-rotated.png') });
+    const beforeRotationTest = receiver.received.length;
+    await page.click('button:has-text("Send test event")');
+    await until(() => receiver.received.length > beforeRotationTest, 'the test event after the rotation');
+    const signed = receiver.received.at(-1)!;
+    const delivery = { headers: signed.headers, distinct: {}, body: signed.body, json: {} };
+    expect(verifyStandardWebhook(rotated, delivery)).toBe(1);
+    expect(verifyStandardWebhook(secret, delivery)).toBe(1);
+    await page.reload();
+    await page.locator('#webhook-secret').waitFor();
+    expect(await page.content()).not.toContain(rotated);
+    expect(await page.locator('#webhook-secret').textContent()).toMatch(/the previous secret also signs deliveries until \d{4}-\d\d-\d\d/);
     expect(t.dialogs).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import {
   getWebhooks,
   redeliver,
   removeWebhook,
+  rotateWebhookSecret,
   sendTestEvent,
 } from '../domain/webhooks/webhooks.service.js';
 import { AppError } from '../http/errors.js';
@@ -23,7 +24,8 @@ import { WEBHOOKS_PATH, webhookList, webhookPage, type WebhookPageData } from '.
 
 /**
  * Settings → outbound webhooks (built-in host, WEBHOOK_MODE=builtin). Every
- * action is the /host/webhooks API's own domain operation, with its permission
+ * action (create, edit, test, disable and enable, rotate the secret, send a
+ * delivery again, delete) is the /host/webhooks API's own domain operation, with its permission
  * (host:admin). Under a remote host the pages are absent (its users and
  * webhooks are managed there); when events are forwarded to the host's
  * dispatcher (WEBHOOK_MODE=forward) the page says so instead.
@@ -142,6 +144,15 @@ export async function settingsWebhookRoutes(app: FastifyInstance, deps: UiOption
       return act(request, reply, webhookId, () => editWebhook(db, config, webhookId, { enabled }));
     });
   }
+
+  // The new secret is in this answer only, like a new subscription's; the previous one keeps signing beside it for a while.
+  app.post(`${WEBHOOKS_PATH}/:id/rotate`, admin, async (request, reply) => {
+    const { id: webhookId } = check(webhookParams, request.params);
+    const { secret } = await rotateWebhookSecret(db, config, webhookId);
+    // htmx puts the subscription's own address in the location bar: a reload is a plain GET, without the secret.
+    void reply.header('HX-Push-Url', webhookUrl(webhookId));
+    return showWebhook(request, reply, view(request), webhookId, { secret, rotated: true });
+  });
 
   app.post(`${WEBHOOKS_PATH}/:id/deliveries/:deliveryId/redeliver`, admin, async (request, reply) => {
     const { id: webhookId, deliveryId } = check(deliveryParams, request.params);

@@ -10,8 +10,8 @@ import { copyBlock, settingsHead } from './settings-inbound.view.js';
 
 /**
  * Outbound webhook subscriptions as pages: the list with a create form, and
- * one subscription with its state, a test event, and the delivery log with
- * "send again" per delivery.
+ * one subscription with its state, a test event, the delivery log with "send
+ * again" per delivery, and rotation of its signing secret.
  */
 
 export const WEBHOOKS_PATH = '/service/settings/webhooks';
@@ -105,7 +105,9 @@ export interface WebhookPageData {
   chosen?: string[];
   deliveries: DeliveryPage;
   status?: DeliveryStatus;
+  /** Present only in the answer that created the subscription or rotated its secret. */
   secret?: string;
+  rotated?: boolean;
   message?: string;
 }
 
@@ -126,12 +128,28 @@ function editForm(v: View, w: WebhookJson, form: FormState, chosen: readonly str
   </section>`;
 }
 
-function secretPanel(secret: string): Html {
+function secretPanel(w: WebhookJson, secret: string, rotated: boolean): Html {
   return html`<section class="panel secret-panel" hx-history="false" role="alert">
-    <h2>Subscription created: copy the signing secret now</h2>
+    <h2>${rotated ? 'New signing secret: copy it now' : 'Subscription created: copy the signing secret now'}</h2>
     <p><strong>This is the only time the secret is shown.</strong> Your receiver needs it to check the <code>webhook-signature</code> header of every delivery
       (any Standard Webhooks library verifies it: HMAC-SHA256 of <code>webhook-id.webhook-timestamp.body</code>, keyed with the base64 after <code>whsec_</code>).</p>
+    ${rotated && w.previousSecretValidUntil
+      ? html`<p>Until ${dateTime(w.previousSecretValidUntil)} every delivery carries two signatures, one with the previous secret and one with this one,
+      so the receiver keeps accepting deliveries while you give it the new secret.</p>`
+      : ''}
     ${copyBlock('secret', 'Signing secret', secret)}
+  </section>`;
+}
+
+/** Rotation: a new secret, with the previous one still signing beside it for a day. */
+function secretRotation(v: View, w: WebhookJson): Html {
+  return html`<section class="panel" id="webhook-secret">
+    <h2>Signing secret</h2>
+    <p class="muted hint">${w.previousSecretValidUntil
+      ? html`Rotated: the previous secret also signs deliveries until ${dateTime(w.previousSecretValidUntil)}.`
+      : 'Lost the secret, or need to replace it? Rotating makes a new one and shows it once; the current one keeps signing beside it for 24 hours.'}</p>
+    <form method="post" action="${webhookPath(v, w.id)}/rotate" hx-post="${webhookPath(v, w.id)}/rotate" hx-target="#settings" hx-swap="outerHTML">${csrfField(v)}
+      <button data-confirm="Rotate: click again">Rotate signing secret</button></form>
   </section>`;
 }
 
@@ -237,7 +255,7 @@ export function webhookPage(v: View, data: WebhookPageData): Html {
   ${settingsHead(v, w.name, [{ label: 'Outbound webhooks', path: WEBHOOKS_PATH }])}
   <p>${stateBadge(w)} <span class="muted">created ${dateTime(w.createdAt)}</span></p>
   ${data.message ? html`<p class="form-error" role="alert">${data.message}</p>` : ''}
-  ${data.secret ? secretPanel(data.secret) : ''}
+  ${data.secret ? secretPanel(w, data.secret, data.rotated === true) : ''}
   <section class="panel">
     ${copyBlock('webhook-url', 'Posts to', w.url)}
     <p><span class="muted">Events:</span> ${w.events.map((e) => EVENT_WORDS[e] ?? e).join(', ')}</p>
@@ -245,5 +263,6 @@ export function webhookPage(v: View, data: WebhookPageData): Html {
   ${statePanel(v, w)}
   ${deliveryLog(v, w, data.deliveries, data.status)}
   ${editForm(v, w, data.form ?? emptyForm(), data.chosen ?? w.events)}
+  ${secretRotation(v, w)}
 </div>`;
 }

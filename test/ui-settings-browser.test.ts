@@ -94,6 +94,15 @@ describe('settings in the browser', () => {
     await expect(stageRow('Proposal').locator('.field-error').textContent()).resolves.toBe('Must be a whole number from 0 to 100');
     await expect(stageRow('Proposal').locator('input[name="stage[probability]"]').inputValue()).resolves.toBe('150');
     await page.goto(`${t.origin}/service/settings/pipelines/${pipelineId}`);
+
+    // Who sees it: limited to the Sales rep role by its checkbox, stored as the API's pipeline[roles].
+    await page.locator('#visibility label', { hasText: 'Sales rep' }).locator('input').check();
+    await Promise.all([page.waitForURL(/done=roles/), page.click('#visibility button.primary')]);
+    const limited = (await t.call({ method: 'GET', url: `/service/pipelines/${pipelineId}` })).json().pipeline;
+    expect(limited.roles).toEqual([seller.roleId]);
+    await expect(page.locator('#visibility label', { hasText: 'Sales rep' }).locator('input').isChecked()).resolves.toBe(true);
+    await expect(page.locator('#visibility p.muted').first().textContent()).resolves.toMatch(/^Only the roles checked below/);
+    await page.evaluate(() => window.scrollTo(0, 0));
     await t.screenshot('settings-pipeline');
     expect(t.dialogs).toEqual([]);
   });

@@ -270,6 +270,39 @@ describe('pipelines and stages', () => {
     expect(partial.headers['content-type']).toMatch(/text\/plain/);
   });
 
+  it('limits who sees a pipeline to the roles checked, and gives it back to everyone with none checked', async () => {
+    const pipeline = await createPipeline(t.db, { name: 'Enterprise only' });
+    const other = await createUser(t.db, ['service:deals:viewown', 'service:pipelines:view']);
+    const otherSession = await login(other);
+    const page = await get(`/service/settings/pipelines/${pipeline.id}`);
+    expect(page.body).toContain('Everyone who may see deals sees this pipeline');
+    // Every non-admin role is offered, unchecked; the hidden empty entry comes first.
+    expect(page.body).toContain(`name="pipeline[roles][]" value="${seller.roleId}">`);
+    expect(page.body).toContain(`name="pipeline[roles][]" value="${other.roleId}">`);
+
+    const limited = await post(`/service/settings/pipelines/${pipeline.id}/roles`, [['pipeline[roles][]', ''], ['pipeline[roles][]', String(seller.roleId)]]);
+    expect(limited.statusCode).toBe(303);
+    expect(limited.headers.location).toBe(`/service/settings/pipelines/${pipeline.id}?done=roles#visibility`);
+    expect((await t.call({ method: 'GET', url: `/service/pipelines/${pipeline.id}` })).json().pipeline.roles).toEqual([seller.roleId]);
+    const shown = await get(`/service/settings/pipelines/${pipeline.id}?done=roles`);
+    expect(shown.body).toContain('Saved who sees this pipeline.');
+    expect(shown.body).toContain(`name="pipeline[roles][]" value="${seller.roleId}" checked>`);
+    expect(shown.body).toContain(`name="pipeline[roles][]" value="${other.roleId}">`);
+    // The seller's role sees it on the board; the other role does not.
+    expect((await get(`/service/board?pipeline=${pipeline.id}`, sellerSession)).body).toContain('Enterprise only');
+    expect((await get(`/service/board?pipeline=${pipeline.id}`, otherSession)).body).not.toContain('Enterprise only');
+
+    // Nothing checked: only the hidden empty entry arrives, which is the empty list, and every role sees it again.
+    const everyone = await post(`/service/settings/pipelines/${pipeline.id}/roles`, [['pipeline[roles][]', '']]);
+    expect(everyone.statusCode).toBe(303);
+    expect((await t.call({ method: 'GET', url: `/service/pipelines/${pipeline.id}` })).json().pipeline.roles).toEqual([]);
+    expect((await get(`/service/board?pipeline=${pipeline.id}`, otherSession)).body).toContain('Enterprise only');
+
+    // A seller cannot change it.
+    expect((await post(`/service/settings/pipelines/${pipeline.id}/roles`, [['pipeline[roles][]', String(seller.roleId)]], sellerSession)).statusCode).toBe(403);
+    expect((await t.call({ method: 'GET', url: `/service/pipelines/${pipeline.id}` })).json().pipeline.roles).toEqual([]);
+  });
+
   it('shows pipeline and stage names with script as text', async () => {
     const name = `<script>alert('pipe')</script>`;
     const created = await post('/service/settings/pipelines/new', [

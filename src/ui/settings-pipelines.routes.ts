@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { addStageBody, createPipelineBody, deleteStageQuery, editPipelineBody, editStageBody, reorderBody } from '../domain/pipelines/pipelines.schemas.js';
-import { createPipeline, editPipeline, getPipeline, listPipelines, removePipeline } from '../domain/pipelines/pipelines.service.js';
+import { createPipeline, editPipeline, getPipeline, listPipelines, pipelineRoleChoices, removePipeline } from '../domain/pipelines/pipelines.service.js';
 import { addStage, editStage, getStage, removeStage, reorderStages } from '../domain/pipelines/stages.service.js';
 import { id } from '../http/schemas.js';
 import { check, submitForm } from './forms.js';
@@ -21,6 +21,7 @@ const PATH = '/service/settings/pipelines';
 const DONE: Record<string, string> = {
   created: 'Pipeline created.',
   renamed: 'Pipeline renamed.',
+  roles: 'Saved who sees this pipeline.',
   default: 'This is now the default pipeline.',
   deleted: 'Pipeline deleted.',
   'stage-added': 'Stage added.',
@@ -69,9 +70,9 @@ export async function settingsPipelineRoutes(app: FastifyInstance, deps: UiOptio
 
   async function showPipeline(request: FastifyRequest, reply: FastifyReply, pipelineId: number, forms?: PipelineForms, status = 200) {
     const v = view(request);
-    const pipeline = await getPipeline(db, v.actor, pipelineId);
+    const [pipeline, roles] = await Promise.all([getPipeline(db, v.actor, pipelineId), pipelineRoleChoices(db)]);
     const notice = forms ? undefined : doneNotice(request.query, DONE);
-    return sendHtml(reply, settingsPage(v, pipeline.name, PATH, pipelinePage(v, pipeline, forms), notice), status);
+    return sendHtml(reply, settingsPage(v, pipeline.name, PATH, pipelinePage(v, pipeline, roles, forms), notice), status);
   }
 
   app.get(PATH, manage, async (request, reply) => showList(request, reply));
@@ -90,6 +91,14 @@ export async function settingsPipelineRoutes(app: FastifyInstance, deps: UiOptio
     const done = await submitForm(editPipelineBody, request.body, (data) => editPipeline(db, view(request).actor, pipelineId, { name: data.pipeline.name }));
     if (!done.ok) return showPipeline(request, reply, pipelineId, { rename: done.form }, done.status);
     return redirect(reply, `${PATH}/${pipelineId}`, 'renamed');
+  });
+
+  // The checked roles (the API's pipeline[roles]); a hidden empty entry makes "none checked" arrive as an empty list: every role.
+  app.post(`${PATH}/:id/roles`, manage, async (request, reply) => {
+    const { id: pipelineId } = check(params, request.params);
+    const done = await submitForm(editPipelineBody, request.body, (data) => editPipeline(db, view(request).actor, pipelineId, { roles: data.pipeline.roles ?? [] }));
+    if (!done.ok) return showPipeline(request, reply, pipelineId, { roles: done.form }, done.status);
+    return redirect(reply, `${PATH}/${pipelineId}`, 'roles', '#visibility');
   });
 
   app.post(`${PATH}/:id/default`, manage, async (request, reply) => {

@@ -81,6 +81,8 @@ export function pipelineListPage(view: View, pipelines: PipelineJson[], form: Fo
 
 export interface PipelineForms {
   rename?: FormState;
+  /** A refused change of who sees the pipeline (a role deleted meanwhile). */
+  roles?: FormState;
   remove?: FormState;
   addStage?: FormState;
   /** A refused stage edit or delete: the form of that stage only. */
@@ -115,7 +117,39 @@ function stageRow(view: View, pipeline: PipelineJson, stage: StageJson, forms: P
 </li>`;
 }
 
-export function pipelinePage(view: View, pipeline: PipelineJson, forms: PipelineForms = {}): Html {
+export interface RoleChoice {
+  id: number;
+  name: string;
+  isAdmin: boolean;
+}
+
+/** Who sees the pipeline: every role, or the roles checked (the API's `pipeline[roles]`; administrators see every pipeline). */
+function visibilityPanel(view: View, pipeline: PipelineJson, roles: RoleChoice[], form: FormState): Html {
+  const limited = roles.filter((role) => !role.isAdmin);
+  const errors = Object.keys(form.errors).filter((name) => name.startsWith('pipeline[roles]'));
+  return html`<section class="panel" id="visibility">
+  <h2>Who sees it</h2>
+  <p class="muted">${pipeline.roles.length === 0
+    ? 'Everyone who may see deals sees this pipeline and its deals.'
+    : html`Only the roles checked below (and administrators) see this pipeline and its deals.`}</p>
+  <form method="post" action="${path(view, `/${pipeline.id}/roles`)}" class="stack">
+    ${csrfField(view)}${formMessage(form)}
+    <input type="hidden" name="pipeline[roles][]" value="">
+    <fieldset class="field${errors.length ? ' invalid' : ''}"><span>Limit to these roles</span>
+      ${limited.length === 0
+        ? html`<p class="muted">There are no roles other than administrators'.</p>`
+        : limited.map(
+            (role) => html`<label class="check"><input type="checkbox" name="pipeline[roles][]" value="${role.id}"${pipeline.roles.includes(role.id) ? html` checked` : ''}> ${role.name}</label>`,
+          )}
+      ${errors.map((name) => fieldErrors(form, name))}
+    </fieldset>
+    <p class="muted hint">None checked: every role sees it. Administrators always see every pipeline.</p>
+    <div><button class="primary">Save who sees it</button></div>
+  </form>
+</section>`;
+}
+
+export function pipelinePage(view: View, pipeline: PipelineJson, roles: RoleChoice[], forms: PipelineForms = {}): Html {
   const rename = forms.rename ?? emptyForm();
   const remove = forms.remove ?? emptyForm();
   const add = forms.addStage ?? emptyForm();
@@ -152,6 +186,7 @@ export function pipelinePage(view: View, pipeline: PipelineJson, forms: Pipeline
     : html`<form method="post" action="${path(view, `/${pipeline.id}/default`)}" class="row">${csrfField(view)}
         <button>Make this the default pipeline</button></form>`}
 </section>
+${visibilityPanel(view, pipeline, roles, forms.roles ?? emptyForm())}
 <section class="panel" id="delete">
   <h2>Delete pipeline</h2>
   ${DELETE_RULE}

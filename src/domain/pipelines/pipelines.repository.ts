@@ -172,3 +172,8 @@ export async function existingRoleIds(db: Executor, roleIds: number[]): Promise<
   const rows = await db.selectFrom('roles').select('id').where('id', 'in', roleIds).execute();
   return new Set(rows.map((row) => row.id));
 }
+
+/** The roles a pipeline can be limited to, by name. */
+export function listRoleChoices(db: Executor): Promise<{ id: number; name: string; is_admin: boolean }[]> {
+  return db.selectFrom('roles').select(['id', 'name', 'is_admin']).orderBy('name').orderBy('id').execute();
+}

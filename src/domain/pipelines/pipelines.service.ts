@@ -7,6 +7,7 @@ import {
   existingRoleIds,
   findPipeline,
   insertPipeline,
+  listRoleChoices,
   lockPipeline,
   makeDefaultPipeline,
   pipelineUsage,
@@ -123,6 +124,11 @@ export async function getPipeline(db: Db, actor: Actor, id: number): Promise<Pip
   const json = await pipelineJson(db, id);
   await assertVisible(db, actor, id);
   return json;
+}
+
+/** The roles `roles` may name (administrators see every pipeline whatever it names). */
+export async function pipelineRoleChoices(db: Db): Promise<{ id: number; name: string; isAdmin: boolean }[]> {
+  return (await listRoleChoices(db)).map((role) => ({ id: role.id, name: role.name, isAdmin: role.is_admin }));
 }
 
 async function applyRoles(trx: Trx, id: number, roles: number[], field: string): Promise<void> {

@@ -211,6 +211,9 @@ async function stagesFor(db: Db, items: PendingReceive[]): Promise<Map<string, S
  */
 async function writeBatchTogether(db: Db, contacts: HostContacts, items: PendingReceive[], currency: string, beside: boolean): Promise<ReceiveResult[]> {
   const lookups: Lookups = { contacts: contactsFor(contacts, items), stages: stagesFor(db, items) };
+  // Handled at once: a lookup can fail before the transaction awaits it (or the batch may never need it), which must not
+  // count as an unhandled rejection; writeReceives still gets the failure where it awaits the lookup.
+  for (const lookup of [lookups.contacts, lookups.stages]) lookup.catch(() => undefined);
   if (!beside) await Promise.allSettled([lookups.contacts, lookups.stages]);
   try {
     return await db.transaction().execute((trx) => recordTogether(trx, () => writeReceives(trx, items, currency, lookups)));

@@ -1,4 +1,4 @@
-import type { PipelineJson, StageJson } from '../domain/pipelines/pipelines.service.js';
+import type { PipelineJson, RoleChoice, StageJson } from '../domain/pipelines/pipelines.service.js';
 import { emptyForm, fieldErrors, formMessage, input, select, type FormState } from './forms.js';
 import { html, type Html } from './html.js';
 import { colorSwatch, csrfField, type View } from './page.js';
@@ -117,15 +117,8 @@ function stageRow(view: View, pipeline: PipelineJson, stage: StageJson, forms: P
 </li>`;
 }
 
-export interface RoleChoice {
-  id: number;
-  name: string;
-  isAdmin: boolean;
-}
-
 /** Who sees the pipeline: every role, or the roles checked (the API's `pipeline[roles]`; administrators see every pipeline). */
 function visibilityPanel(view: View, pipeline: PipelineJson, roles: RoleChoice[], form: FormState): Html {
-  const limited = roles.filter((role) => !role.isAdmin);
   const errors = Object.keys(form.errors).filter((name) => name.startsWith('pipeline[roles]'));
   return html`<section class="panel" id="visibility">
   <h2>Who sees it</h2>
@@ -136,11 +129,11 @@ function visibilityPanel(view: View, pipeline: PipelineJson, roles: RoleChoice[]
     ${csrfField(view)}${formMessage(form)}
     <input type="hidden" name="pipeline[roles][]" value="">
     <fieldset class="field${errors.length ? ' invalid' : ''}"><span>Limit to these roles</span>
-      ${limited.length === 0
-        ? html`<p class="muted">There are no roles other than administrators'.</p>`
-        : limited.map(
-            (role) => html`<label class="check"><input type="checkbox" name="pipeline[roles][]" value="${role.id}"${pipeline.roles.includes(role.id) ? html` checked` : ''}> ${role.name}</label>`,
-          )}
+      ${roles.map(
+        (role) => html`<label class="check"><input type="checkbox" name="pipeline[roles][]" value="${role.id}"${pipeline.roles.includes(role.id) ? html` checked` : ''}> ${role.name}${
+          role.isAdmin ? html` <span class="muted">(sees every pipeline anyway)</span>` : ''
+        }</label>`,
+      )}
       ${errors.map((name) => fieldErrors(form, name))}
     </fieldset>
     <p class="muted hint">None checked: every role sees it. Administrators always see every pipeline.</p>

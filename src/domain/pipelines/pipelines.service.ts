@@ -126,8 +126,14 @@ export async function getPipeline(db: Db, actor: Actor, id: number): Promise<Pip
   return json;
 }
 
+export interface RoleChoice {
+  id: number;
+  name: string;
+  isAdmin: boolean;
+}
+
 /** The roles `roles` may name (administrators see every pipeline whatever it names). */
-export async function pipelineRoleChoices(db: Db): Promise<{ id: number; name: string; isAdmin: boolean }[]> {
+export async function pipelineRoleChoices(db: Db): Promise<RoleChoice[]> {
   return (await listRoleChoices(db)).map((role) => ({ id: role.id, name: role.name, isAdmin: role.is_admin }));
 }
 

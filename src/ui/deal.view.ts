@@ -32,10 +32,32 @@ export function dealHeader(deal: DealFullJson, oob = false): Html {
 </div>`;
 }
 
+/** How many users a picker lists at first; a host with more gets a search beside the list as well. */
+export const PICKER_USERS = 200;
+
+/** The choices of a user picker: the users found, and the current one even when not among them. */
+export function userChoices(users: HostUser[], current: { id: number; name: string } | null | undefined) {
+  const choices = users.map((u) => ({ value: u.id, label: u.name }));
+  if (current && !users.some((u) => u.id === current.id)) choices.push({ value: current.id, label: current.name });
+  return choices;
+}
+
+/**
+ * An owner or assignee select. When the first PICKER_USERS users may not be
+ * all of them, a search beside it fills the select with the users matching
+ * what is typed (GET /service/ui/users/options), keeping the current one.
+ */
+function userPicker(view: View, form: FormState, name: string, label: string, users: HostUser[], current: { id: number; name: string } | null | undefined, empty: string): Html {
+  const field = select(form, name, label, userChoices(users, current), current?.id, { empty });
+  if (users.length < PICKER_USERS) return field;
+  const vals = JSON.stringify({ empty, current: current?.id ?? '', currentName: current?.name ?? '' });
+  return html`<div class="picker">${field}
+    <input type="search" name="q" class="picker-search" placeholder="Not listed? Type a name" aria-label="Find a person for ${label}" autocomplete="off"
+      hx-get="${view.base}/service/ui/users/options" hx-vals="${vals}" hx-trigger="input changed delay:300ms, search" hx-target="previous select" hx-swap="innerHTML"></div>`;
+}
+
 export function detailsSection(view: View, deal: DealFullJson, users: HostUser[], form: FormState = emptyForm(), saved = false): Html {
   const editable = canEdit(view, deal);
-  const owners = users.map((u) => ({ value: u.id, label: u.name }));
-  if (deal.owner && !users.some((u) => u.id === deal.owner!.id)) owners.push({ value: deal.owner.id, label: deal.owner.name });
   return html`<section class="panel" id="deal-details"><h2>Details</h2>
   <form ${post(view, `${deal.id}/edit`, '#deal-details')} class="stack">
     ${csrfField(view)}${formMessage(form)}
@@ -44,7 +66,7 @@ export function detailsSection(view: View, deal: DealFullJson, users: HostUser[]
       ${input(form, 'deal[amount]', 'Amount', { value: deal.amount.toFixed(2) })}
       ${input(form, 'deal[currency]', 'Currency', { value: deal.currency })}
       ${input(form, 'deal[closeDate]', 'Expected close date', { type: 'date', value: deal.closeDate })}
-      ${select(form, 'deal[owner]', 'Owner', owners, deal.owner?.id, { empty: 'No owner' })}
+      ${userPicker(view, form, 'deal[owner]', 'Owner', users, deal.owner, 'No owner')}
     </fieldset>
     ${editable ? html`<div class="row"><button class="primary">Save changes</button>${saved ? html`<span class="ok">Saved</span>` : ''}</div>` : ''}
   </form>
@@ -147,7 +169,7 @@ export function tasksSection(view: View, deal: DealFullJson, users: HostUser[], 
     ${csrfField(view)}
     ${input(form, 'task[title]', 'New task', { required: true })}
     ${input(form, 'task[dueDate]', 'Due', { type: 'date' })}
-    ${select(form, 'task[assignee]', 'Assignee', users.map((u) => ({ value: u.id, label: u.name })), view.actor.id, { empty: 'Unassigned' })}
+    ${userPicker(view, form, 'task[assignee]', 'Assignee', users, { id: view.actor.id, name: view.actor.name }, 'Unassigned')}
     <button class="primary">Add task</button>
   </form>`
     : ''}

@@ -85,9 +85,14 @@ export function select(
   const chosen = form.values[name] ?? (current === null || current === undefined ? '' : String(current));
   const invalid = form.errors[name] ? ' invalid' : '';
   return html`<label class="field${invalid}"><span>${label}</span><select name="${name}">
-    ${options.empty !== undefined ? html`<option value="">${options.empty}</option>` : ''}
-    ${choices.map((c) => html`<option value="${c.value}"${String(c.value) === chosen ? html` selected` : ''}>${c.label}</option>`)}
+    ${selectOptions(choices, chosen, options.empty)}
   </select>${fieldErrors(form, name)}</label>`;
+}
+
+/** A select's options, `chosen` selected; `empty` labels a first option meaning "none". */
+export function selectOptions(choices: { value: string | number; label: string }[], chosen: string, empty?: string): Html {
+  return html`${empty !== undefined ? html`<option value="">${empty}</option>` : ''}
+    ${choices.map((c) => html`<option value="${c.value}"${String(c.value) === chosen ? html` selected` : ''}>${c.label}</option>`)}`;
 }
 
 export const formMessage = (form: FormState): Renderable =>

@@ -1,0 +1,86 @@
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startBrowserApp, type BrowserTest } from './helpers/browser.js';
+import { createDeal, createRole, defaultPipeline } from './helpers/factories.js';
+
+/**
+ * Owner and assignee pickers on the deal page of a team with more people than
+ * a select lists (200): a search beside the select finds anyone, in the real
+ * browser, and the person found can be made the owner or assignee.
+ */
+
+let t: BrowserTest;
+let dealId: number;
+const PEOPLE = 230;
+
+beforeAll(async () => {
+  t = await startBrowserApp();
+  const pipeline = await defaultPipeline(t.db);
+  dealId = (await createDeal(t.db, { title: 'Big team deal', stageId: pipeline.stages[0]!.id })).id;
+  const role = await createRole(t.db, ['service:deals:viewown']);
+  // Names sort after "Administrator", so the last ones are beyond the select's first 200; one holds markup, shown as text.
+  await sql`
+    insert into users (username, name, email, password_hash, role_id)
+    select 'rep-' || g, 'Rep ' || lpad(g::text, 3, '0'), 'rep-' || g || '@example.test', 'not-a-login', ${role.id}
+    from generate_series(1, ${PEOPLE}) as g`.execute(t.db);
+  await sql`update users set name = 'Zoë <b onmouseover=alert(1)>Zimmer</b>' where username = ${`rep-${PEOPLE}`}`.execute(t.db);
+  await t.login();
+  await t.page.goto(`${t.origin}/service/${dealId}/view`);
+});
+
+describe('user pickers of a large team', () => {
+  it('finds an owner beyond the first 200 by name and saves the deal with them', async () => {
+    const { page } = t;
+    const owner = page.locator('#deal-details select[name="deal[owner]"]');
+    // The select lists the first 200 (plus "No owner"); the one sought is not among them.
+    expect(await owner.locator('option').count()).toBe(201);
+    expect(await owner.locator('option', { hasText: 'Zimmer' }).count()).toBe(0);
+
+    await page.locator('#deal-details input.picker-search').fill('zimm');
+    await owner.locator('option', { hasText: 'Zimmer' }).waitFor({ state: 'attached' });
+    // What was typed filtered the list; "No owner" stays first, and the current owner (the deal's creator) stays chosen.
+    expect(await owner.locator('option').allTextContents()).toEqual(['No owner', 'Zoë <b onmouseover=alert(1)>Zimmer</b>', 'Administrator']);
+    await expect(owner.locator('option:checked').textContent()).resolves.toBe('Administrator');
+    await page.locator('#deal-details').screenshot({ path: join(process.cwd(), 'docs', 'screenshots', 'deal-owner-picker.png') });
+    const zimmer = await sql<{ id: number }>`select id from users where username = ${`rep-${PEOPLE}`}`.execute(t.db);
+    await owner.selectOption(String(zimmer.rows[0]!.id));
+    await page.click('#deal-details button.primary');
+    await page.locator('#deal-details .ok', { hasText: 'Saved' }).waitFor();
+    const deal = (await t.call({ method: 'GET', url: `/service/${dealId}/view` })).json().deal;
+    expect(deal.owner).toEqual({ id: zimmer.rows[0]!.id, name: 'Zoë <b onmouseover=alert(1)>Zimmer</b>' });
+
+    // After the save the select lists the first 200 again, with the owner kept in it and chosen.
+    await expect(owner.locator('option:checked').textContent()).resolves.toBe('Zoë <b onmouseover=alert(1)>Zimmer</b>');
+    expect(await page.locator('#deal-details b').count()).toBe(0);
+    expect(t.dialogs).toEqual([]);
+  });
+
+  it('finds an assignee for a new task, keeping "Unassigned" and the current user on offer', async () => {
+    const { page } = t;
+    const assignee = page.locator('#tasks select[name="task[assignee]"]');
+    await page.locator('#tasks input.picker-search').fill('Rep 229');
+    await assignee.locator('option', { hasText: 'Rep 229' }).waitFor({ state: 'attached' });
+    const offered = await assignee.locator('option').allTextContents();
+    expect(offered[0]).toBe('Unassigned');
+    expect(offered).toContain('Rep 229');
+    // The signed-in user (the default assignee) stays selected while others are searched for.
+    await expect(assignee.locator('option:checked').textContent()).resolves.toBe('Administrator');
+    await assignee.selectOption({ label: 'Rep 229' });
+    await page.fill('#tasks input[name="task[title]"]', 'Call the big team');
+    await page.click('#tasks form button.primary');
+    await page.locator('#tasks li', { hasText: 'Call the big team' }).waitFor();
+    const tasks = (await t.call({ method: 'GET', url: `/service/${dealId}/view` })).json().deal.tasks;
+    expect(tasks).toMatchObject([{ title: 'Call the big team', assignee: { name: 'Rep 229' } }]);
+  });
+
+  it('answers the options to anyone who may see deals, and refuses a bad query in words', async () => {
+    const options = await t.call({ method: 'GET', url: '/service/ui/users/options?q=Rep%20001&empty=No%20owner' });
+    expect(options.statusCode).toBe(200);
+    expect(options.body).toMatch(/^<option value="">No owner<\/option>/);
+    expect(options.body).toContain('>Rep 001</option>');
+    expect(options.body).not.toContain('Rep 002');
+    const bad = await t.call({ method: 'GET', url: '/service/ui/users/options?current=abc' });
+    expect(bad.statusCode).toBe(422);
+  });
+});

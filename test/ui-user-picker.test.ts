@@ -5,9 +5,10 @@ import { startBrowserApp, type BrowserTest } from './helpers/browser.js';
 import { createDeal, createRole, defaultPipeline } from './helpers/factories.js';
 
 /**
- * Owner and assignee pickers on the deal page of a team with more people than
- * a select lists (200): a search beside the select finds anyone, in the real
- * browser, and the person found can be made the owner or assignee.
+ * Owner and assignee pickers of a team with more people than a select lists
+ * (200): a search beside the select finds anyone, in the real browser, and the
+ * person found can be made a deal's owner, a task's assignee or an inbound
+ * source's default owner.
  */
 
 let t: BrowserTest;
@@ -72,6 +73,20 @@ describe('user pickers of a large team', () => {
     await page.locator('#tasks li', { hasText: 'Call the big team' }).waitFor();
     const tasks = (await t.call({ method: 'GET', url: `/service/${dealId}/view` })).json().deal.tasks;
     expect(tasks).toMatchObject([{ title: 'Call the big team', assignee: { name: 'Rep 229' } }]);
+  });
+
+  it('finds the default owner of a new inbound source the same way', async () => {
+    const { page } = t;
+    await page.goto(`${t.origin}/service/settings/inbound`);
+    const owner = page.locator('#new-source select[name="source[owner]"]');
+    await page.locator('#new-source input.picker-search').fill('Rep 215');
+    await owner.locator('option', { hasText: 'Rep 215' }).waitFor({ state: 'attached' });
+    await owner.selectOption({ label: 'Rep 215' });
+    await page.fill('#new-source input[name="source[name]"]', 'Partner portal');
+    await page.click('#new-source button.primary');
+    await page.locator('.secret-panel').waitFor();
+    const sources = (await t.call({ method: 'GET', url: '/service/settings/inbound-webhooks' })).json().sources;
+    expect(sources).toMatchObject([{ name: 'Partner portal', owner: { name: 'Rep 215' } }]);
   });
 
   it('answers the options to anyone who may see deals, and refuses a bad query in words', async () => {

@@ -10,7 +10,7 @@ import { completeTask, createTask, deleteTask, getTask, reopenTask } from '../do
 import { getPipeline } from '../domain/pipelines/pipelines.service.js';
 import { id } from '../http/schemas.js';
 import type { UiOptions } from './index.js';
-import { check, formFromError, parseForm, selectOptions, type FormState } from './forms.js';
+import { check, formFromError, parseForm, type FormState } from './forms.js';
 import { html, type Html } from './html.js';
 import {
   committeeSection,
@@ -20,12 +20,11 @@ import {
   detailsSection,
   historySection,
   notesSection,
-  PICKER_USERS,
   stageSection,
   tasksSection,
-  userChoices,
 } from './deal.view.js';
 import { layout, sendHtml, toastHeader, viewOf, type View } from './page.js';
+import { PICKER_USERS } from './user-picker.js';
 
 /**
  * The deal page and its in-place forms. Each form posts the contract's body
@@ -36,11 +35,6 @@ import { layout, sendHtml, toastHeader, viewOf, type View } from './page.js';
 const dealParams = z.object({ id });
 const memberParams = z.object({ id, contactId: id });
 const searchQuery = z.object({ q: z.string().trim().max(100).default('') });
-const pickerQuery = searchQuery.extend({
-  empty: z.string().max(50).default(''),
-  current: z.union([id, z.literal('').transform(() => undefined)]).optional(),
-  currentName: z.string().max(255).default(''),
-});
 
 export async function dealPageRoutes(app: FastifyInstance, deps: UiOptions): Promise<void> {
   const { db, host } = deps;
@@ -121,14 +115,6 @@ export async function dealPageRoutes(app: FastifyInstance, deps: UiOptions): Pro
     const { q } = check(searchQuery, request.query);
     if (q.length < 2) return sendHtml(reply, html`<p class="muted">Type at least two letters.</p>`);
     return sendHtml(reply, contactResults(v, dealId, await host.contacts.search({ search: q, limit: 10 })));
-  });
-
-  // The options of an owner or assignee picker for what was typed (deal.view.ts userPicker); the current person stays selected.
-  app.get('/service/ui/users/options', { config: { permission: DEAL_PERMISSIONS.view, page: 'page' }, schema: { hide: true } }, async (request, reply) => {
-    const { q, empty, current, currentName } = check(pickerQuery, request.query);
-    const found = await host.users.search({ search: q || undefined, limit: PICKER_USERS });
-    const kept = current ? { id: current, name: currentName } : null;
-    return sendHtml(reply, selectOptions(userChoices(found, kept), kept ? String(kept.id) : '', empty));
   });
 
   app.post('/service/ui/deals/:id/contacts', edit, async (request, reply) => {

@@ -7,6 +7,7 @@ import { emptyForm, fieldErrors, formMessage, input, select, type FormState } fr
 import { html, raw, type Html } from './html.js';
 import { canEdit } from './board.view.js';
 import { csrfField, dateTime, duration, money, today, type View } from './page.js';
+import { userPicker } from './user-picker.js';
 
 /** The deal page: details edited in place, stage, buying committee, notes, tasks, stage history. */
 
@@ -30,30 +31,6 @@ export function dealHeader(deal: DealFullJson, oob = false): Html {
   <span class="muted">${deal.pipeline.name} · ${deal.stage.name} (${deal.stage.probability}%)</span>
   ${deal.lostReason ? html`<span class="muted">Lost because: ${deal.lostReason}</span>` : ''}
 </div>`;
-}
-
-/** How many users a picker lists at first; a host with more gets a search beside the list as well. */
-export const PICKER_USERS = 200;
-
-/** The choices of a user picker: the users found, and the current one even when not among them. */
-export function userChoices(users: HostUser[], current: { id: number; name: string } | null | undefined) {
-  const choices = users.map((u) => ({ value: u.id, label: u.name }));
-  if (current && !users.some((u) => u.id === current.id)) choices.push({ value: current.id, label: current.name });
-  return choices;
-}
-
-/**
- * An owner or assignee select. When the first PICKER_USERS users may not be
- * all of them, a search beside it fills the select with the users matching
- * what is typed (GET /service/ui/users/options), keeping the current one.
- */
-function userPicker(view: View, form: FormState, name: string, label: string, users: HostUser[], current: { id: number; name: string } | null | undefined, empty: string): Html {
-  const field = select(form, name, label, userChoices(users, current), current?.id, { empty });
-  if (users.length < PICKER_USERS) return field;
-  const vals = JSON.stringify({ empty, current: current?.id ?? '', currentName: current?.name ?? '' });
-  return html`<div class="picker">${field}
-    <input type="search" name="q" class="picker-search" placeholder="Not listed? Type a name" aria-label="Find a person for ${label}" autocomplete="off"
-      hx-get="${view.base}/service/ui/users/options" hx-vals="${vals}" hx-trigger="input changed delay:300ms, search" hx-target="previous select" hx-swap="innerHTML"></div>`;
 }
 
 export function detailsSection(view: View, deal: DealFullJson, users: HostUser[], form: FormState = emptyForm(), saved = false): Html {

@@ -6,6 +6,7 @@ import type { RouteDeps } from '../routes/deps.js';
 import type { PageSessions } from '../http/session.js';
 import { boardRoutes } from './board.routes.js';
 import { dealPageRoutes } from './deal.routes.js';
+import { userPickerRoutes } from './user-picker.js';
 import { forecastRoutes } from './forecast.routes.js';
 import { loginRoutes } from './login.routes.js';
 import { settingsInboundRoutes } from './settings-inbound.routes.js';
@@ -67,6 +68,7 @@ export async function uiPages(app: FastifyInstance, options: UiOptions): Promise
   await app.register(loginRoutes, options);
   await app.register(boardRoutes, options);
   await app.register(dealPageRoutes, options);
+  await app.register(userPickerRoutes, options);
   await app.register(tableRoutes, options);
   await app.register(forecastRoutes, options);
   await app.register(settingsRoutes, options);

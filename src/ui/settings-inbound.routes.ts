@@ -19,6 +19,7 @@ import { check, formFromError, parseForm, type FormState } from './forms.js';
 import type { Html } from './html.js';
 import { sendHtml, viewOf, type View } from './page.js';
 import { settingsPage } from './settings.routes.js';
+import { PICKER_USERS } from './user-picker.js';
 import { INBOUND_PATH, sourceList, sourcePage, type SourcePageData } from './settings-inbound.view.js';
 
 /**
@@ -40,7 +41,7 @@ export async function settingsInboundRoutes(app: FastifyInstance, deps: UiOption
   const base = app.prefix;
   const view = (request: FastifyRequest): View => viewOf(request, base);
   const manage = { config: { permission: INBOUND_PERMISSION, page: 'page' as const }, schema: { hide: true } };
-  const users = () => deps.host.users.search({ limit: 200 });
+  const users = () => deps.host.users.search({ limit: PICKER_USERS });
   const changed = (sourceId: string) => cluster.publish(SOURCE_CHANGED, sourceId);
   const sourceUrl = (id: string) => `${base}${INBOUND_PATH}/${encodeURIComponent(id)}`;
 

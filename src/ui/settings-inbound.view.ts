@@ -6,6 +6,7 @@ import type { HostUser } from '../host/port.js';
 import { emptyForm, fieldErrors, formMessage, input, select, type FormState } from './forms.js';
 import { attr, href, html, type Html } from './html.js';
 import { csrfField, dateTime, type View } from './page.js';
+import { userPicker } from './user-picker.js';
 
 /**
  * Inbound webhook sources as pages: the list with a create form, and one
@@ -106,8 +107,8 @@ function stageSelect(form: FormState, pipelines: PipelineJson[], current: number
   </select>${fieldErrors(form, name)}</label>`;
 }
 
-function ownerSelect(form: FormState, users: HostUser[], current: number | null | undefined): Html {
-  return select(form, 'source[owner]', 'Owner of new deals', users.map((u) => ({ value: u.id, label: u.name })), current, { empty: 'Nobody' });
+function ownerSelect(v: View, form: FormState, users: HostUser[], current: { id: number; name: string } | null | undefined): Html {
+  return userPicker(v, form, 'source[owner]', 'Owner of new deals', users, current, 'Nobody');
 }
 
 const defaultsText = (source: SourceJson) =>
@@ -136,7 +137,7 @@ export function sourceList(v: View, sources: SourceJson[], pipelines: PipelineJs
         ${input(form, 'source[name]', 'Name', { required: true, placeholder: 'Website contact form' })}
         ${select(form, 'source[pipeline]', 'Pipeline new deals go to', pipelineChoices(pipelines), defaultPipeline)}
         ${stageSelect(form, pipelines, null)}
-        ${ownerSelect(form, users, null)}
+        ${ownerSelect(v, form, users, null)}
         <button class="primary">Create source</button>
       </div>
       <p class="muted hint">The secret is shown once, right after you create the source.</p>
@@ -218,7 +219,7 @@ function settingsForm(v: View, source: SourceJson, pipelines: PipelineJson[], us
         ${input(form, 'source[name]', 'Name', { required: true, value: source.name })}
         ${select(form, 'source[pipeline]', 'Pipeline new deals go to', pipelineChoices(pipelines), source.pipeline.id)}
         ${stageSelect(form, pipelines, source.stage?.id)}
-        ${ownerSelect(form, users, source.owner?.id)}
+        ${ownerSelect(v, form, users, source.owner)}
       </div>
       ${fieldMapping(form, source.fields)}
       <div><button class="primary">Save</button></div>

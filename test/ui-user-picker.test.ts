@@ -8,17 +8,21 @@ import { createDeal, createRole, defaultPipeline } from './helpers/factories.js'
  * Owner and assignee pickers of a team with more people than a select lists
  * (200): a search beside the select finds anyone, in the real browser, and the
  * person found can be made a deal's owner, a task's assignee or an inbound
- * source's default owner.
+ * source's default owner, filtered by on the board and the deals table, and
+ * given deals by a batch reassign.
  */
 
 let t: BrowserTest;
 let dealId: number;
+let stageId: number;
 const PEOPLE = 230;
+const userId = async (username: string) => (await sql<{ id: number }>`select id from users where username = ${username}`.execute(t.db)).rows[0]!.id;
 
 beforeAll(async () => {
   t = await startBrowserApp();
   const pipeline = await defaultPipeline(t.db);
-  dealId = (await createDeal(t.db, { title: 'Big team deal', stageId: pipeline.stages[0]!.id })).id;
+  stageId = pipeline.stages[0]!.id;
+  dealId = (await createDeal(t.db, { title: 'Big team deal', stageId })).id;
   const role = await createRole(t.db, ['service:deals:viewown']);
   // Names sort after "Administrator", so the last ones are beyond the select's first 200; one holds markup, shown as text.
   await sql`
@@ -44,12 +48,12 @@ describe('user pickers of a large team', () => {
     expect(await owner.locator('option').allTextContents()).toEqual(['No owner', 'Zoë <b onmouseover=alert(1)>Zimmer</b>', 'Administrator']);
     await expect(owner.locator('option:checked').textContent()).resolves.toBe('Administrator');
     await page.locator('#deal-details').screenshot({ path: join(process.cwd(), 'docs', 'screenshots', 'deal-owner-picker.png') });
-    const zimmer = await sql<{ id: number }>`select id from users where username = ${`rep-${PEOPLE}`}`.execute(t.db);
-    await owner.selectOption(String(zimmer.rows[0]!.id));
+    const zimmer = await userId(`rep-${PEOPLE}`);
+    await owner.selectOption(String(zimmer));
     await page.click('#deal-details button.primary');
     await page.locator('#deal-details .ok', { hasText: 'Saved' }).waitFor();
     const deal = (await t.call({ method: 'GET', url: `/service/${dealId}/view` })).json().deal;
-    expect(deal.owner).toEqual({ id: zimmer.rows[0]!.id, name: 'Zoë <b onmouseover=alert(1)>Zimmer</b>' });
+    expect(deal.owner).toEqual({ id: zimmer, name: 'Zoë <b onmouseover=alert(1)>Zimmer</b>' });
 
     // After the save the select lists the first 200 again, with the owner kept in it and chosen.
     await expect(owner.locator('option:checked').textContent()).resolves.toBe('Zoë <b onmouseover=alert(1)>Zimmer</b>');
@@ -87,6 +91,50 @@ describe('user pickers of a large team', () => {
     await page.locator('.secret-panel').waitFor();
     const sources = (await t.call({ method: 'GET', url: '/service/settings/inbound-webhooks' })).json().sources;
     expect(sources).toMatchObject([{ name: 'Partner portal', owner: { name: 'Rep 215' } }]);
+  });
+
+  it('filters the board by an owner beyond the first 200, found by the search beside the filter', async () => {
+    const { page } = t;
+    const rep = await userId('rep-221');
+    await createDeal(t.db, { title: 'Owned by rep 221', stageId, ownerId: rep });
+    await createDeal(t.db, { title: 'Owned by the admin', stageId });
+    await page.goto(`${t.origin}/service/board`);
+    const filter = page.locator('form.filters select[name=owner]');
+    expect(await filter.locator('option', { hasText: 'Rep 221' }).count()).toBe(0);
+    await page.locator('form.filters input.picker-search').fill('Rep 221');
+    await filter.locator('option', { hasText: 'Rep 221' }).waitFor({ state: 'attached' });
+    // "Anyone" stays first; choosing submits the filter form, without what was typed in the search.
+    expect(await filter.locator('option').allTextContents()).toEqual(['Anyone', 'Rep 221']);
+    await filter.selectOption({ label: 'Rep 221' });
+    await page.waitForURL(new RegExp(`owner=${rep}`));
+    expect(new URL(page.url()).searchParams.has('q')).toBe(false);
+    expect(await page.locator('.board .card-title').allTextContents()).toEqual(['Owned by rep 221']);
+    // The page named the owner filtered by, though beyond the first 200, and keeps them chosen.
+    await expect(filter.locator('option:checked').textContent()).resolves.toBe('Rep 221');
+    await page.locator('form.filters').screenshot({ path: join(process.cwd(), 'docs', 'screenshots', 'board-owner-filter.png') });
+  });
+
+  it('filters the deals table by such an owner and reassigns selected deals to another one found the same way', async () => {
+    const { page } = t;
+    const rep = await userId('rep-221');
+    await page.goto(`${t.origin}/service/deals?owner=${rep}`);
+    await expect(page.locator('form.filters select[name=owner] option:checked').textContent()).resolves.toBe('Rep 221');
+    expect(await page.locator('table.deals td.title').allTextContents()).toEqual(['Owned by rep 221']);
+
+    await page.goto(`${t.origin}/service/deals?search=Owned%20by`);
+    for (const id of await page.locator('tbody input[type=checkbox]').evaluateAll((boxes) => boxes.map((b) => (b as HTMLInputElement).value))) {
+      await page.check(`tbody input[value="${id}"]`);
+    }
+    await page.selectOption('#batch select[name=action]', 'reassign');
+    const newOwner = page.locator('#batch select[name=owner]');
+    await page.locator('#batch input.picker-search').fill('Rep 226');
+    await newOwner.locator('option', { hasText: 'Rep 226' }).waitFor({ state: 'attached' });
+    expect(await newOwner.locator('option').allTextContents()).toEqual(['No owner', 'Rep 226']);
+    await newOwner.selectOption({ label: 'Rep 226' });
+    await page.click('#batch button.primary');
+    await page.locator('#batch-results', { hasText: '2 reassigned, 0 failed' }).waitFor();
+    const owned = (await t.call({ method: 'GET', url: `/service/deals?owner=${await userId('rep-226')}` })).json().deals;
+    expect(owned.map((d: { title: string }) => d.title).sort()).toEqual(['Owned by rep 221', 'Owned by the admin']);
   });
 
   it('answers the options to anyone who may see deals, and refuses a bad query in words', async () => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { listDeals } from '../domain/deals/deals.list.js';
 import { createDealBody, stageMoveBody, toDealInput } from '../domain/deals/deals.schemas.js';
-import { createDealAsActor, moveDealStage } from '../domain/deals/deals.service.js';
+import { createDealAsActor, findPerson, moveDealStage } from '../domain/deals/deals.service.js';
 import { pipelineSummary } from '../domain/deals/summary.service.js';
 import { summaryQuery } from '../domain/deals/summary.schemas.js';
 import { defaultFirst, listPipelines, type PipelineJson } from '../domain/pipelines/pipelines.service.js';
@@ -14,6 +14,7 @@ import { check, formFromError, parseForm } from './forms.js';
 import { html } from './html.js';
 import { card, boardPage, columnHeader, moreCards, pipelineTotals, quickAdd, CARDS_PER_PAGE, type BoardFilters } from './board.view.js';
 import { layout, sendHtml, toastHeader, viewOf, type View } from './page.js';
+import { PICKER_USERS } from './user-picker.js';
 
 /**
  * The board: a column per stage of one pipeline, cards from the deal list (the
@@ -64,9 +65,10 @@ export async function boardRoutes(app: FastifyInstance, deps: UiOptions): Promis
     const pipeline = chosenPipeline(pipelines, 'pipeline' in query ? query.pipeline : undefined);
     const filters: BoardFilters = { pipeline: pipeline.id, status: query.status, owner: 'owner' in query ? query.owner : undefined, search: 'search' in query ? query.search : undefined };
     const shown = pipeline.stages.filter((s) => (filters.status === 'all' ? true : s.type === filters.status));
-    const [summary, owners, columns] = await Promise.all([
+    const [summary, owners, owner, columns] = await Promise.all([
       summaryOf(v, filters),
-      host.users.search({ limit: 200 }),
+      host.users.search({ limit: PICKER_USERS }),
+      filters.owner ? findPerson(db, host, filters.owner) : undefined,
       Promise.all(shown.map(async (stage) => ({ stage, ...(await columnDeals(v, filters, stage.id)) }))),
     ]);
     const dropZones = filters.status === 'open' ? pipeline.stages.filter((s) => s.type !== 'open') : [];
@@ -76,6 +78,7 @@ export async function boardRoutes(app: FastifyInstance, deps: UiOptions): Promis
       filters,
       summary,
       owners,
+      owner,
       dropZones,
       columns: columns.map((c) => ({ stage: c.stage, deals: c.deals, next: c.next })),
     });

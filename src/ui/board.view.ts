@@ -6,6 +6,7 @@ import { canOnRecord } from '../host/permissions.js';
 import { fieldErrors, formMessage, type FormState } from './forms.js';
 import { attr, href, html, type Html } from './html.js';
 import { colorSwatch, csrfField, daysSince, may, money, today, type View } from './page.js';
+import { userFilter } from './user-picker.js';
 
 /** The board's markup: filters, one column per stage, cards, won/lost drop zones, the quick-add form. */
 
@@ -104,6 +105,8 @@ export interface BoardData {
   columns: { stage: StageJson; deals: DealSummaryJson[]; next: string | null }[];
   dropZones: StageJson[];
   owners: HostUser[];
+  /** The owner filtered by, named even when not among `owners`. */
+  owner?: { id: number; name: string };
 }
 
 export function boardPage(view: View, data: BoardData): Html {
@@ -116,9 +119,7 @@ export function boardPage(view: View, data: BoardData): Html {
   <label class="field inline"><span>Pipeline</span><select name="pipeline" class="autosubmit">
     ${data.pipelines.map((p) => html`<option value="${p.id}"${attr('selected', p.id === data.pipeline.id)}>${p.name}</option>`)}
   </select></label>
-  <label class="field inline"><span>Owner</span><select name="owner" class="autosubmit"><option value="">Anyone</option>
-    ${data.owners.map((u) => html`<option value="${u.id}"${attr('selected', u.id === filters.owner)}>${u.name}</option>`)}
-  </select></label>
+  ${userFilter(view, { name: 'owner', label: 'Owner', empty: 'Anyone', users: data.owners, current: data.owner, autosubmit: true })}
   <label class="field inline"><span>Status</span><select name="status" class="autosubmit">
     ${statuses.map(([value, label]) => html`<option value="${value}"${attr('selected', value === filters.status)}>${label}</option>`)}
   </select></label>

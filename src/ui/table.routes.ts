@@ -3,11 +3,13 @@ import { runBatch, type BatchRequest } from '../domain/deals/batch.service.js';
 import { DEAL_PERMISSIONS } from '../domain/deals/deal-access.js';
 import { listDeals, type DealListQuery } from '../domain/deals/deals.list.js';
 import { batchBody, listQuery } from '../domain/deals/deals.schemas.js';
+import { findPerson } from '../domain/deals/deals.service.js';
 import { listPipelines } from '../domain/pipelines/pipelines.service.js';
 import type { UiOptions } from './index.js';
 import { check, parseForm } from './forms.js';
 import { layout, sendHtml, toastHeader, viewOf, type View } from './page.js';
 import { batchError, batchResults, tablePage } from './table.view.js';
+import { PICKER_USERS } from './user-picker.js';
 
 /** The deals table (GET /service/deals for browsers) and its batch actions, through the API's list and batch. */
 
@@ -20,8 +22,13 @@ export async function tableRoutes(app: FastifyInstance, deps: UiOptions): Promis
     const v = view(request);
     // The route already validated the query with listQuery; parsing again gives the typed result.
     const query: DealListQuery = check(listQuery, request.query);
-    const [page, pipelines, users] = await Promise.all([listDeals(db, v.actor, query), listPipelines(db, v.actor), host.users.search({ limit: 200 })]);
-    return sendHtml(reply, layout(v, 'All deals', tablePage(v, { query, page, pipelines, users }), '/service/deals'));
+    const [page, pipelines, users, owner] = await Promise.all([
+      listDeals(db, v.actor, query),
+      listPipelines(db, v.actor),
+      host.users.search({ limit: PICKER_USERS }),
+      query.owner ? findPerson(db, host, query.owner) : undefined,
+    ]);
+    return sendHtml(reply, layout(v, 'All deals', tablePage(v, { query, page, pipelines, users, owner }), '/service/deals'));
   });
 
   app.post(

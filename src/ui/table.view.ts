@@ -4,6 +4,7 @@ import type { PipelineJson } from '../domain/pipelines/pipelines.service.js';
 import type { HostUser } from '../host/port.js';
 import { attr, href, html, type Html } from './html.js';
 import { csrfField, may, money, today, type View } from './page.js';
+import { userFilter } from './user-picker.js';
 
 /** The deals table: filters, sortable headers, cursor pages, row selection and batch actions. */
 
@@ -12,6 +13,8 @@ export interface TableData {
   page: DealListPage;
   pipelines: PipelineJson[];
   users: HostUser[];
+  /** The owner filtered by, named even when not among `users`. */
+  owner?: { id: number; name: string };
 }
 
 const filterParams = (q: DealListQuery) => ({
@@ -57,8 +60,7 @@ export function tablePage(view: View, data: TableData): Html {
   <label class="field inline grow"><span>Title</span><input type="search" name="search" value="${q.search ?? ''}" placeholder="Search titles"></label>
   <label class="field inline"><span>Status</span><select name="status" class="autosubmit">
     ${statuses.map(([value, label]) => html`<option value="${value}"${attr('selected', (q.status ?? '') === value)}>${label}</option>`)}</select></label>
-  <label class="field inline"><span>Owner</span><select name="owner" class="autosubmit"><option value="">Anyone</option>
-    ${data.users.map((u) => html`<option value="${u.id}"${attr('selected', u.id === q.owner)}>${u.name}</option>`)}</select></label>
+  ${userFilter(view, { name: 'owner', label: 'Owner', empty: 'Anyone', users: data.users, current: data.owner, autosubmit: true })}
   <label class="field inline"><span>Pipeline</span><select name="pipeline" class="autosubmit"><option value="">All</option>
     ${data.pipelines.map((p) => html`<option value="${p.id}"${attr('selected', p.id === q.pipeline)}>${p.name}</option>`)}</select></label>
   <label class="field inline"><span>Stage</span><select name="stage" class="autosubmit"><option value="">Any stage</option>
@@ -76,8 +78,7 @@ ${canBatch
   <label class="field"><span>With the selected deals</span><select name="action">
     <option value="move_stage">Move to stage</option><option value="reassign">Reassign owner</option><option value="delete">Delete</option></select></label>
   <label class="field"><span>Stage</span><select name="stage_id">${stages.map((s) => html`<option value="${s.id}">${s.label}</option>`)}</select></label>
-  <label class="field"><span>New owner</span><select name="owner"><option value="">No owner</option>
-    ${data.users.map((u) => html`<option value="${u.id}">${u.name}</option>`)}</select></label>
+  ${userFilter(view, { name: 'owner', label: 'New owner', empty: 'No owner', users: data.users })}
   <button class="primary">Apply</button>
 </form>`
     : ''}

@@ -27,14 +27,37 @@ function userChoices(users: HostUser[], current: Person | null | undefined) {
   return choices;
 }
 
+/**
+ * The search beside a picker's select: fills it with the users matching what is
+ * typed. It belongs to no form (`form=""`), so it is never sent with the form it
+ * sits in, a filter's GET or a batch's POST.
+ */
+function pickerSearch(view: View, label: string, empty: string, current: Person | null | undefined): Html {
+  const vals = JSON.stringify({ empty, current: current?.id ?? '', currentName: current?.name ?? '' });
+  return html`<input type="search" name="q" form="" class="picker-search" placeholder="Not listed? Type a name" aria-label="Find a person for ${label}" autocomplete="off"
+      hx-get="${view.base}/service/ui/users/options" hx-vals="${vals}" hx-trigger="input changed delay:300ms, search" hx-target="previous select" hx-swap="innerHTML">`;
+}
+
 /** `users`: the first PICKER_USERS of the host (`host.users.search({ limit: PICKER_USERS })`). */
 export function userPicker(view: View, form: FormState, name: string, label: string, users: HostUser[], current: Person | null | undefined, empty: string): Html {
   const field = select(form, name, label, userChoices(users, current), current?.id, { empty });
   if (users.length < PICKER_USERS) return field;
-  const vals = JSON.stringify({ empty, current: current?.id ?? '', currentName: current?.name ?? '' });
-  return html`<div class="picker">${field}
-    <input type="search" name="q" class="picker-search" placeholder="Not listed? Type a name" aria-label="Find a person for ${label}" autocomplete="off"
-      hx-get="${view.base}/service/ui/users/options" hx-vals="${vals}" hx-trigger="input changed delay:300ms, search" hx-target="previous select" hx-swap="innerHTML"></div>`;
+  return html`<div class="picker">${field}${pickerSearch(view, label, empty, current)}</div>`;
+}
+
+/**
+ * A people select outside a form of fields: a filter's owner (`autosubmit`, in
+ * the filters bar) or a batch's new owner. `empty` comes first; the chosen one
+ * stays on offer even beyond the first PICKER_USERS.
+ */
+export function userFilter(
+  view: View,
+  options: { name: string; label: string; empty: string; users: HostUser[]; current?: Person; autosubmit?: boolean },
+): Html {
+  const { name, label, empty, users, current } = options;
+  const field = html`<label class="field${options.autosubmit ? ' inline' : ''}"><span>${label}</span><select name="${name}"${options.autosubmit ? html` class="autosubmit"` : ''}>${selectOptions(userChoices(users, current), current ? String(current.id) : '', empty)}</select></label>`;
+  if (users.length < PICKER_USERS) return field;
+  return html`<span class="picker${options.autosubmit ? ' inline' : ''}">${field}${pickerSearch(view, label, empty, current)}</span>`;
 }
 
 const optionsQuery = z.object({

@@ -205,6 +205,11 @@ export function stageHistoryRows(db: Executor, dealId: number) {
     .execute();
 }
 
+/** A user of the local copy, active or not (a deactivated user still owns deals). */
+export function findUser(db: Executor, id: number): Promise<{ id: number; name: string } | undefined> {
+  return db.selectFrom('users').select(['id', 'name']).where('id', '=', id).executeTakeFirst();
+}
+
 /** An active host user (owners and assignees must be one). */
 export function findActiveUser(db: Executor, id: number): Promise<{ id: number; name: string } | undefined> {
   return db.selectFrom('users').select(['id', 'name']).where('id', '=', id).where('is_active', '=', true).executeTakeFirst();

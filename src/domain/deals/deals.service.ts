@@ -8,7 +8,7 @@ import { visiblePipelineIds } from '../pipelines/pipelines.repository.js';
 import { actorContext, assertDealAccess, lockDealFor } from './deal-access.js';
 import type { DealFullJson } from './deal-json.js';
 import { loadFullDeal } from './deal-view.js';
-import { findDealRow, type DealRow } from './deals.repository.js';
+import { findDealRow, findUser, type DealRow } from './deals.repository.js';
 import type { StageRow } from '../pipelines/pipelines.repository.js';
 import { createDeal, createDeals, DEAL_WRITE_NAMES, deleteLockedDeal, INTERNAL, lockDealOrFail, patchLockedDeal, type NewDealItem, type WriteOptions } from './deal-write.js';
 import { moveLockedDeal, resolveStage } from './stage-move.js';
@@ -61,6 +61,12 @@ async function readDeal(db: Db, actor: Actor, dealId: number): Promise<DealFullJ
   const full = await loadFullDeal(db, dealId, actor);
   if (!full) throw new NotFoundError('Deal');
   return full.deal;
+}
+
+/** A user a deal may name (an owner filter's), as deal reads show them: from the local copy of the host's people. */
+export async function findPerson(db: Db, people: People, id: number): Promise<{ id: number; name: string } | undefined> {
+  await people.users.ensure([id]);
+  return findUser(db, id);
 }
 
 /** A read answers from the local copy of the host's people; entries past their age are refreshed in the background. */

@@ -3,7 +3,7 @@ import formbody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import qs from 'qs';
 import { loadConfig, publicBaseUrl, type Config } from './config.js';
 import { localCluster, type Cluster } from './db/cluster.js';
@@ -40,6 +40,17 @@ export interface DealPipelineOptions {
 }
 
 const REQUEST_ID_HEADER = 'X-Request-Id';
+
+/**
+ * The schemas with an id (`.meta({ id })`: the error body) as components, which
+ * operations refer to instead of repeating them. The library derives an input
+ * twin of each (`ErrorBodyInput`); the error body is only ever an answer.
+ */
+const documentComponents: typeof jsonSchemaTransformObject = (input) => {
+  const document = jsonSchemaTransformObject(input) as { components?: { schemas?: Record<string, unknown> } };
+  delete document.components?.schemas?.ErrorBodyInput;
+  return document as ReturnType<typeof jsonSchemaTransformObject>;
+};
 
 /**
  * Both body encodings every write accepts, in the document: JSON, and a form
@@ -95,6 +106,7 @@ export const dealPipeline: FastifyPluginAsync<DealPipelineOptions> = async (app,
       security: [{ basic: [] }, { bearer: [] }],
     },
     transform: documentBodyEncodings,
+    transformObject: documentComponents,
   });
 
   const assertions = config.HOST_ASSERTION_KEY ? createAssertionVerifier(db, config.HOST_ASSERTION_KEY) : undefined;

@@ -38,10 +38,12 @@ const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: true });
 // ajv-formats is CommonJS: its function is the default export's default.
 (formats as unknown as { default: (ajv: Ajv) => Ajv }).default(ajv);
 
-/** OpenAPI 3.0's `nullable` as JSON Schema: null or the rest. */
+/** OpenAPI 3.0's `nullable` as JSON Schema: null or the rest; a reference to one of the document's components, that component. */
 function jsonSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(jsonSchema);
   if (!schema || typeof schema !== 'object') return schema;
+  const ref = (schema as Schema).$ref;
+  if (typeof ref === 'string') return jsonSchema((doc.components as Schema).schemas[ref.replace('#/components/schemas/', '')]);
   const { nullable, example: _example, ...rest } = schema as Schema;
   const converted = Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, key === 'properties' ? Object.fromEntries(Object.entries(value as Schema).map(([name, sub]) => [name, jsonSchema(sub)])) : jsonSchema(value)]));
   return nullable ? { anyOf: [{ type: 'null' }, converted] } : converted;

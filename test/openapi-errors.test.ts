@@ -15,9 +15,14 @@ describe('the OpenAPI document names the errors each operation can answer', () =
     expect(statuses('/service/{id}/view', 'get')).toEqual(['200', '401', '403', '404', '429', '503']);
     expect(statuses('/service/deals/new', 'post')).toEqual(['200', '401', '403', '409', '413', '415', '422', '429', '503']);
     expect(statuses('/service/deals', 'get')).toEqual(expect.arrayContaining(['422']));
-    const body = doc.paths['/service/{id}/view']!.get!.responses['404']!.content!['application/json']!.schema;
-    expect(JSON.stringify(body)).toMatch(/"errors"/);
-    expect(JSON.stringify(body)).toMatch(/"details"/);
+    const notFound = doc.paths['/service/{id}/view']!.get!.responses['404']! as { description?: string; content?: Record<string, { schema: any }> };
+    expect(notFound.description).toBe('Not found');
+    // Every error response refers to the one ErrorBody component instead of repeating it.
+    expect(notFound.content!['application/json']!.schema).toEqual({ $ref: '#/components/schemas/ErrorBody' });
+    const errorBody = (doc as any).components.schemas.ErrorBody;
+    expect(Object.keys(errorBody.properties.errors.items.properties).sort()).toEqual(['code', 'details', 'message', 'type']);
+    expect(JSON.stringify(doc).match(/"details":\{"type":"object"/g)).toHaveLength(1);
+    expect(Object.keys((doc as any).components.schemas)).toEqual(['ErrorBody']);
   });
 
   it('answers errors that match the documented body', async () => {

@@ -22,7 +22,13 @@ export const errorBodySchema = z
       }),
     ),
   })
-  .describe('The error body of every failure: {"errors":[{"code","message","details","type"}]}');
+  // One component of the OpenAPI document (#/components/schemas/ErrorBody) that every error response refers to.
+  .meta({ id: 'ErrorBody', description: 'The error body of every failure: {"errors":[{"code","message","details","type"}]}' });
+
+/** A documented error response: what the status means here, with the error body (a reference to the one component). */
+export function errorResponse(description: string) {
+  return { description, content: { 'application/json': { schema: errorBodySchema } } };
+}
 
 const DESCRIPTIONS: Record<number, string> = {
   401: 'No or wrong credentials',
@@ -58,6 +64,6 @@ export function documentErrorResponses(route: RouteOptions): void {
   if (!route.schema || (route.schema as { hide?: boolean }).hide) return;
   const response = ((route.schema as { response?: Record<string | number, unknown> }).response ??= {});
   for (const status of statusesOf(route)) {
-    if (response[status] === undefined) response[status] = errorBodySchema.describe(DESCRIPTIONS[status]!);
+    if (response[status] === undefined) response[status] = errorResponse(DESCRIPTIONS[status]!);
   }
 }

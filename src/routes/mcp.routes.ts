@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RouteDeps } from './deps.js';
 import { DEAL_TOOLS, dealToolServer } from '../mcp/deal-tools.js';
-import { errorBodySchema } from '../http/error-responses.js';
+import { errorResponse } from '../http/error-responses.js';
 import { errorBody } from '../http/error-handler.js';
 import { AppError } from '../http/errors.js';
 import { actorOf } from '../http/guard.js';
@@ -54,9 +54,9 @@ export const mcpRoutes: FastifyPluginAsyncZod<RouteDeps> = async (app, { db, hos
           200: jsonRpcReply.describe('The JSON-RPC answer (to a request), with the tool result for tools/call'),
           202: z.null().describe('Accepted: only notifications were sent, so there is nothing to answer (no body)'),
           400: jsonRpcReply.describe('A message the MCP SDK cannot read (a JSON-RPC error body)'),
-          403: errorBodySchema.describe('A cross-site request refused'),
-          406: errorBodySchema.describe(`Accept does not list ${NEEDED_ACCEPT.join(' and ')}`),
-          415: errorBodySchema.describe('Not application/json'),
+          403: errorResponse('A cross-site request refused'),
+          406: errorResponse(`Accept does not list ${NEEDED_ACCEPT.join(' and ')}`),
+          415: errorResponse('Not application/json'),
         },
       },
     },

@@ -55,16 +55,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -73,16 +64,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -91,16 +73,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -109,16 +82,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -127,16 +91,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -145,16 +100,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -163,16 +109,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -224,16 +161,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -242,16 +170,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -260,16 +179,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -278,16 +188,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -343,16 +244,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -361,16 +253,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -379,16 +262,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -397,16 +271,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -415,16 +280,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -433,16 +289,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -451,16 +298,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -469,16 +307,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -487,16 +316,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -533,16 +353,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -551,16 +362,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -569,16 +371,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -587,16 +380,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -605,16 +389,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -623,16 +398,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -698,16 +464,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -716,16 +473,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -734,16 +482,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -752,16 +491,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -770,16 +500,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -788,16 +509,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -806,16 +518,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -824,16 +527,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -842,16 +536,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -920,16 +605,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -938,16 +614,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -956,16 +623,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -974,16 +632,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -992,16 +641,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -1010,16 +650,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -1028,16 +659,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -1046,16 +668,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -1064,16 +677,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -1138,16 +742,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -1156,16 +751,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -1174,16 +760,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -1192,16 +769,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -1210,16 +778,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -1280,16 +839,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -1298,16 +848,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -1316,16 +857,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -1334,16 +866,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -1352,16 +875,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -1370,16 +884,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -1388,16 +893,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -1406,16 +902,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -1424,16 +911,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -1471,16 +949,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -1489,16 +958,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -1507,16 +967,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -1525,16 +976,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -1543,16 +985,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -1561,16 +994,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -1645,16 +1069,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -1663,16 +1078,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -1681,16 +1087,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -1699,16 +1096,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -1717,16 +1105,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -1735,16 +1114,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -1753,16 +1123,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -1771,16 +1132,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -1789,16 +1141,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -1878,16 +1221,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -1896,16 +1230,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -1914,16 +1239,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -1932,16 +1248,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -1950,16 +1257,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -1968,16 +1266,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -1986,16 +1275,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -2004,16 +1284,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -2022,16 +1293,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -2090,16 +1352,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -2108,16 +1361,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -2126,16 +1370,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -2144,16 +1379,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -2162,16 +1388,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -2180,16 +1397,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -2198,16 +1406,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -2268,16 +1467,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -2286,16 +1476,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -2304,16 +1485,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -2322,16 +1494,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -2340,16 +1503,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -2406,16 +1560,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -2424,16 +1569,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -2442,16 +1578,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -2460,16 +1587,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -2478,16 +1596,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -2496,16 +1605,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -2514,16 +1614,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -2532,16 +1623,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -2550,16 +1632,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -2596,16 +1669,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -2614,16 +1678,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -2632,16 +1687,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -2650,16 +1696,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -2668,16 +1705,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -2686,16 +1714,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -2766,16 +1785,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -2784,16 +1794,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -2802,16 +1803,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -2820,16 +1812,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -2838,16 +1821,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -2856,16 +1830,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -2874,16 +1839,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -2892,16 +1848,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -2910,16 +1857,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -2993,16 +1931,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -3011,16 +1940,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -3029,16 +1949,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -3047,16 +1958,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -3065,16 +1967,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -3083,16 +1976,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -3101,16 +1985,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -3119,16 +1994,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -3137,16 +2003,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -3201,16 +2058,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -3219,16 +2067,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -3237,16 +2076,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -3255,16 +2085,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -3323,16 +2144,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -3341,16 +2153,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -3359,16 +2162,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -3377,16 +2171,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -3395,16 +2180,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -3413,16 +2189,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -3431,16 +2198,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -3449,16 +2207,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -3467,16 +2216,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -3513,16 +2253,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -3531,16 +2262,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -3549,16 +2271,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -3567,16 +2280,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -3585,16 +2289,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -3603,16 +2298,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -3680,16 +2366,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -3698,16 +2375,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -3716,16 +2384,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -3734,16 +2393,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -3752,16 +2402,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -3770,16 +2411,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -3788,16 +2420,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -3806,16 +2429,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -3885,16 +2499,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -3903,16 +2508,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -3921,16 +2517,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -3939,16 +2526,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -3957,16 +2535,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -3975,16 +2544,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -3993,16 +2553,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -4011,16 +2562,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -4029,16 +2571,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -4098,16 +2631,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -4116,16 +2640,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -4134,16 +2649,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -4152,16 +2658,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -4170,16 +2667,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -4242,16 +2730,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -4260,16 +2739,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -4278,16 +2748,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -4296,16 +2757,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -4370,16 +2822,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -4388,16 +2831,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -4406,16 +2840,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -4424,16 +2849,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -4442,16 +2858,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -4460,16 +2867,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -4478,16 +2876,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -4496,16 +2885,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -4514,16 +2894,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -4560,16 +2931,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -4578,16 +2940,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -4596,16 +2949,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -4614,16 +2958,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -4632,16 +2967,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -4650,16 +2976,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -4747,16 +3064,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -4765,16 +3073,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -4783,16 +3082,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -4801,16 +3091,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -4819,16 +3100,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -4837,16 +3109,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -4979,16 +3242,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -4997,16 +3251,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -5015,16 +3260,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -5033,16 +3269,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -5051,16 +3278,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -5069,16 +3287,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -5183,16 +3392,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -5201,16 +3401,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -5219,16 +3410,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -5237,16 +3419,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -5255,16 +3428,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -5273,16 +3437,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -5291,16 +3446,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -5309,16 +3455,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -5327,16 +3464,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -5418,16 +3546,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -5436,16 +3555,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -5454,16 +3564,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -5472,16 +3573,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -5490,16 +3582,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -5508,16 +3591,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -5526,16 +3600,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -5544,16 +3609,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -5562,16 +3618,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -5631,16 +3678,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -5649,16 +3687,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -5667,16 +3696,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -5685,16 +3705,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -5703,16 +3714,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -5721,16 +3723,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -5739,16 +3732,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -5757,16 +3741,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -5775,16 +3750,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -5827,16 +3793,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -5845,16 +3802,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -5863,16 +3811,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -5881,16 +3820,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -5899,16 +3829,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -5917,16 +3838,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -5935,16 +3847,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -6034,16 +3937,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -6052,16 +3946,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -6070,16 +3955,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -6088,16 +3964,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -6106,16 +3973,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -6124,16 +3982,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -6142,16 +3991,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -6160,16 +4000,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -6178,16 +4009,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -6270,16 +4092,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -6288,16 +4101,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -6306,16 +4110,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -6324,16 +4119,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -6342,16 +4128,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -6360,16 +4137,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -6378,16 +4146,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -6396,16 +4155,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -6414,16 +4164,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -6497,16 +4238,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -6515,16 +4247,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -6533,16 +4256,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -6551,16 +4265,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -6569,16 +4274,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -6587,16 +4283,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -6605,16 +4292,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -6623,16 +4301,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -6641,16 +4310,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -6758,16 +4418,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -6776,16 +4427,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -6794,16 +4436,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -6812,16 +4445,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -6830,16 +4454,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -6998,16 +4613,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -7016,16 +4622,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -7034,16 +4631,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -7052,16 +4640,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -7070,16 +4649,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -7088,16 +4658,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -7106,16 +4667,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -7124,16 +4676,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -7259,16 +4802,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -7277,16 +4811,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -7295,16 +4820,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -7313,16 +4829,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -7331,16 +4838,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -7501,16 +4999,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -7519,16 +5008,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -7537,16 +5017,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -7555,16 +5026,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -7573,16 +5035,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -7591,16 +5044,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -7609,16 +5053,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -7627,16 +5062,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -7645,16 +5071,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -7705,16 +5122,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -7723,16 +5131,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -7741,16 +5140,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -7759,16 +5149,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -7777,16 +5158,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -7795,16 +5167,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -7950,16 +5313,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -7968,16 +5322,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -7986,16 +5331,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -8004,16 +5340,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -8022,16 +5349,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -8040,16 +5358,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -8058,16 +5367,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -8076,16 +5376,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -8094,16 +5385,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -8149,16 +5431,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -8167,16 +5440,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -8185,16 +5449,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -8203,16 +5458,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -8221,16 +5467,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -8239,16 +5476,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -8390,16 +5618,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -8408,16 +5627,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -8426,16 +5636,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -8444,16 +5645,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -8462,16 +5654,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -8480,16 +5663,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -8498,16 +5672,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -8516,16 +5681,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -8534,16 +5690,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -8640,16 +5787,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -8658,16 +5796,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -8676,16 +5805,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -8694,16 +5814,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -8712,16 +5823,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -8730,16 +5832,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -8748,16 +5841,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -8766,16 +5850,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -8784,16 +5859,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -8872,16 +5938,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -8890,16 +5947,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -8908,16 +5956,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -8926,16 +5965,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -8944,16 +5974,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -8962,16 +5983,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -8980,16 +5992,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -8998,16 +6001,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -9071,16 +6065,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -9089,16 +6074,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -9107,16 +6083,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -9125,16 +6092,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -9143,16 +6101,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -9228,16 +6177,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -9246,16 +6186,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -9264,16 +6195,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -9282,16 +6204,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -9300,16 +6213,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -9318,16 +6222,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -9336,16 +6231,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -9354,16 +6240,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -9372,16 +6249,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -9433,16 +6301,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -9451,16 +6310,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -9469,16 +6319,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -9487,16 +6328,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -9505,16 +6337,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -9523,16 +6346,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -9582,16 +6396,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -9600,16 +6405,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -9618,16 +6414,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -9636,16 +6423,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -9654,16 +6432,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -9672,16 +6441,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -9753,16 +6513,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -9771,16 +6522,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -9789,16 +6531,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -9807,16 +6540,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -9825,16 +6549,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -9843,16 +6558,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -9861,16 +6567,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -9879,16 +6576,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -9897,16 +6585,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -9963,16 +6642,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -9981,16 +6651,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -9999,16 +6660,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -10017,16 +6669,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -10035,16 +6678,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -10053,16 +6687,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -10071,16 +6696,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -10089,16 +6705,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -10107,16 +6714,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -10153,16 +6751,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -10171,16 +6760,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -10189,16 +6769,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -10207,16 +6778,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -10225,16 +6787,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -10243,16 +6796,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -10311,16 +6855,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -10329,16 +6864,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -10347,16 +6873,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -10365,16 +6882,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -10383,16 +6891,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -10401,16 +6900,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -10419,16 +6909,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -10437,16 +6918,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -10455,16 +6927,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -10532,16 +6995,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -10550,16 +7004,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -10568,16 +7013,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -10586,16 +7022,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -10604,16 +7031,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -10622,16 +7040,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -10640,16 +7049,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -10658,16 +7058,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -10676,16 +7067,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -10735,16 +7117,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -10753,16 +7126,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -10771,16 +7135,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -10789,16 +7144,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -10807,16 +7153,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -10825,16 +7162,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -10913,16 +7241,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -10931,16 +7250,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -10949,16 +7259,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -10967,16 +7268,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -10985,16 +7277,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -11003,16 +7286,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -11021,16 +7295,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -11039,16 +7304,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -11057,16 +7313,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -11126,16 +7373,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -11144,16 +7382,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -11162,16 +7391,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -11180,16 +7400,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -11198,16 +7409,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -11216,16 +7418,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -11234,16 +7427,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -11252,16 +7436,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -11270,16 +7445,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -11316,16 +7482,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -11334,16 +7491,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -11352,16 +7500,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -11370,16 +7509,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -11388,16 +7518,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -11406,16 +7527,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -11481,16 +7593,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -11499,16 +7602,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -11517,16 +7611,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -11535,16 +7620,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -11553,16 +7629,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -11571,16 +7638,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -11589,16 +7647,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -11607,16 +7656,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -11625,16 +7665,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -11709,16 +7740,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -11727,16 +7749,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -11745,16 +7758,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -11763,16 +7767,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -11781,16 +7776,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -11799,16 +7785,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -11817,16 +7794,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -11835,16 +7803,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -11853,16 +7812,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -11926,16 +7876,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -11944,16 +7885,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -11962,16 +7894,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -11980,16 +7903,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -11998,16 +7912,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -12016,16 +7921,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -12089,16 +7985,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -12107,16 +7994,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -12125,16 +8003,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -12143,16 +8012,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -12161,16 +8021,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -12179,16 +8030,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -12238,16 +8080,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -12256,16 +8089,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -12274,16 +8098,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -12292,16 +8107,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -12310,16 +8116,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -12328,16 +8125,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -12409,16 +8197,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -12427,16 +8206,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -12445,16 +8215,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -12463,16 +8224,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -12593,16 +8345,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -12611,16 +8354,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -12629,16 +8363,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -12647,16 +8372,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -12665,16 +8381,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -12683,16 +8390,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -12701,16 +8399,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -12719,16 +8408,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -12737,16 +8417,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -12820,16 +8491,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -12838,16 +8500,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -12856,16 +8509,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -12874,16 +8518,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -12892,16 +8527,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -12910,16 +8536,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -12928,16 +8545,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -12946,16 +8554,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -12964,16 +8563,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -13010,16 +8600,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -13028,16 +8609,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -13046,16 +8618,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -13064,16 +8627,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -13082,16 +8636,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -13100,16 +8645,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -13227,16 +8763,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -13245,16 +8772,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -13263,16 +8781,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -13281,16 +8790,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -13299,16 +8799,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -13317,16 +8808,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -13335,16 +8817,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -13353,16 +8826,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -13371,16 +8835,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -13430,16 +8885,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -13448,16 +8894,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -13466,16 +8903,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -13484,16 +8912,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -13502,16 +8921,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -13520,16 +8930,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -13607,16 +9008,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -13625,16 +9017,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -13643,16 +9026,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -13661,16 +9035,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -13679,16 +9044,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -13697,16 +9053,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -13715,16 +9062,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -13733,16 +9071,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -13751,16 +9080,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -13820,16 +9140,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -13838,16 +9149,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -13856,16 +9158,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -13874,16 +9167,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -13892,16 +9176,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -13910,16 +9185,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -14019,16 +9285,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -14037,16 +9294,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -14055,16 +9303,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -14073,16 +9312,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -14091,16 +9321,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -14109,16 +9330,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -14127,16 +9339,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -14193,16 +9396,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -14211,16 +9405,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -14229,16 +9414,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -14247,16 +9423,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -14317,16 +9484,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -14335,16 +9493,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -14353,16 +9502,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -14371,16 +9511,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -14389,16 +9520,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -14407,16 +9529,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -14425,16 +9538,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -14443,16 +9547,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -14461,16 +9556,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -14507,16 +9593,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -14525,16 +9602,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -14543,16 +9611,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -14561,16 +9620,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -14579,16 +9629,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -14597,16 +9638,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -14684,16 +9716,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -14702,16 +9725,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -14720,16 +9734,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -14738,16 +9743,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -14756,16 +9752,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -14774,16 +9761,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -14792,16 +9770,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -14810,16 +9779,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -14828,16 +9788,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -14917,16 +9868,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -14935,16 +9877,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -14953,16 +9886,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -14971,16 +9895,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -14989,16 +9904,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -15007,16 +9913,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -15025,16 +9922,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -15043,16 +9931,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -15061,16 +9940,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -15132,16 +10002,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -15150,16 +10011,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -15168,16 +10020,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -15186,16 +10029,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -15204,16 +10038,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Unsupported content type: send application/json or application/x-www-form-urlencoded */
@@ -15222,16 +10047,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -15240,16 +10056,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -15258,16 +10065,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -15276,16 +10074,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -15363,16 +10152,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -15381,16 +10161,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -15399,16 +10170,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -15417,16 +10179,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -15435,16 +10188,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -15453,16 +10197,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -15536,16 +10271,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -15554,16 +10280,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -15572,16 +10289,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -15590,16 +10298,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -15608,16 +10307,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -15626,16 +10316,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -15711,16 +10392,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -15729,16 +10401,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -15747,16 +10410,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -15765,16 +10419,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -15783,16 +10428,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -15801,16 +10437,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -15883,16 +10510,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not allowed (permission, visibility, a cross-site request, or a wrong signature) */
@@ -15901,16 +10519,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not found */
@@ -15919,16 +10528,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -15937,16 +10537,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -15955,16 +10546,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -15973,16 +10555,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -16105,16 +10678,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description A cross-site request refused */
@@ -16123,16 +10687,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Accept does not list application/json and text/event-stream */
@@ -16141,16 +10696,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Conflicts with the current state (a duplicate, a pipeline or stage with deals, a role in use, a disabled webhook, ...) */
@@ -16159,16 +10705,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Body too large */
@@ -16177,16 +10714,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Not application/json */
@@ -16195,16 +10723,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Invalid input; details name each field as sent (deal[title]) */
@@ -16213,16 +10732,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description Too many requests (failed logins, or an inbound source over its rate); see Retry-After */
@@ -16231,16 +10741,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
                 /** @description The database (or the host platform) is unavailable; see Retry-After */
@@ -16249,16 +10750,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            errors: {
-                                code: number;
-                                message: string;
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                                type: string;
-                            }[];
-                        };
+                        "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
             };
@@ -16272,7 +10764,19 @@ export interface paths {
 }
 export type webhooks = Record<string, never>;
 export interface components {
-    schemas: never;
+    schemas: {
+        /** @description The error body of every failure: {"errors":[{"code","message","details","type"}]} */
+        ErrorBody: {
+            errors: {
+                code: number;
+                message: string;
+                details: {
+                    [key: string]: unknown;
+                };
+                type: string;
+            }[];
+        };
+    };
     responses: never;
     parameters: never;
     requestBodies: never;

@@ -30,7 +30,7 @@ import { join } from 'node:path';
 import type autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { FLOOR_RUNS, floorRunner, pgbenchTps, type FloorResult } from './inbound-floor.js';
-import { basicHeader, benchDatabase, load, median, prng, progress, ROOT, startService, writeReport } from './lib.js';
+import { basicHeader, benchDatabase, cpuLine, cpuPerRequest, cpuTimes, load, median, medianCpu, prng, progress, ROOT, startService, writeReport, type CpuTimes } from './lib.js';
 
 const SENDERS = 32;
 const DURATION = Number(process.env.BENCH_DURATION ?? 15);
@@ -182,17 +182,43 @@ async function main(): Promise<void> {
     // Three measured rounds; each measures the receives, then HTTP alone, then the database alone (batches of 32, the
     // service idle), so each round's ratio compares figures taken within half a minute of each other: other work on the
     // machine moves all three together. The report keeps the median of each figure.
-    const rounds: { rate: number; p50: number; p99: number; http: number; database?: number; ceiling?: number; ofCeiling?: number }[] = [];
+    const rounds: {
+      rate: number;
+      p50: number;
+      p99: number;
+      http: number;
+      database?: number;
+      ceiling?: number;
+      ofCeiling?: number;
+      cpu: { receive: CpuTimes; http: CpuTimes; database?: CpuTimes };
+    }[] = [];
+    const pid = service.child.pid;
     for (let round = 1; round <= ROUNDS; round++) {
       const okBefore = statuses.get(200) ?? 0;
+      let cpuBefore = cpuTimes(pid);
       const result = await load({ url: service.url, connections: SENDERS, duration: DURATION, requests });
+      const receiveCpu = cpuPerRequest(cpuBefore, cpuTimes(pid), result.requests);
       const rate = ((statuses.get(200) ?? 0) - okBefore) / DURATION;
       if (PG_STAT && round === ROUNDS) await writeStatementStats(bench.database.db, (statuses.get(200) ?? 0) - warmup200);
-      const http = (await httpAlone()).rps;
+      cpuBefore = cpuTimes(pid);
+      const httpResult = await httpAlone();
+      const httpCpu = cpuPerRequest(cpuBefore, cpuTimes(pid), httpResult.requests);
+      const http = httpResult.rps;
+      cpuBefore = cpuTimes(pid);
       const database = floorRun ? await floorRun.run(CEILING_BATCH.batch, CEILING_BATCH.clients, PGBENCH_SECONDS) : undefined;
+      const databaseCpu = database ? cpuPerRequest(cpuBefore, cpuTimes(pid), database * PGBENCH_SECONDS) : undefined;
       // Both ceilings take the whole machine at their rate, so a receive needs at least the sum of their times.
       const ceiling = database ? 1 / (1 / database + 1 / http) : undefined;
-      rounds.push({ rate, p50: result.p50, p99: result.p99, http, database, ceiling, ofCeiling: ceiling ? rate / ceiling : undefined });
+      rounds.push({
+        rate,
+        p50: result.p50,
+        p99: result.p99,
+        http,
+        database,
+        ceiling,
+        ofCeiling: ceiling ? rate / ceiling : undefined,
+        cpu: { receive: receiveCpu, http: httpCpu, database: databaseCpu },
+      });
       progress(`rounds: receives ${DURATION} s, HTTP alone ${HTTP_SECONDS} s, database alone ${PGBENCH_SECONDS} s`, round, ROUNDS);
     }
     const receiveRate = median(rounds.map((r) => r.rate));
@@ -260,6 +286,12 @@ async function main(): Promise<void> {
             .join('; '),
         },
         { metric: '**receives as % of the ceiling (median of rounds; the target)**', value: ofCeiling !== undefined ? `**${round(ofCeiling * 100)}%**` : 'n/a' },
+        { metric: 'CPU µs per receive answered (median of rounds)', value: cpuLine(medianCpu(rounds.map((r) => r.cpu.receive))) },
+        { metric: 'CPU µs per request, HTTP alone (median of rounds)', value: cpuLine(medianCpu(rounds.map((r) => r.cpu.http))) },
+        {
+          metric: 'CPU µs per receive, database alone (PostgreSQL only; pgbench not counted; median of rounds)',
+          value: floorRun ? String(median(rounds.map((r) => r.cpu.database?.postgres ?? 0))) : 'n/a',
+        },
         ...floor.map((f) => ({
           metric: `database alone after the rounds (service stopped), batches of ${f.batch} (pgbench, ${f.clients} clients), receives per second`,
           value: `${round(f.receivesPerSecond)}${share(f.receivesPerSecond)}`,
@@ -272,6 +304,7 @@ async function main(): Promise<void> {
         `pgbench: ${SENDERS} clients, -j 2, ${PGBENCH_SECONDS} s, one INSERT of one row per transaction into a table with an identity key, against the same server; the higher of the runs before and after is used.`,
         `The service runs as in production (src/server.ts, default pool, delivery worker ${worker === 'inline' ? 'inline' : 'off: intake only, as on a node with WORKER=off'}) except INBOUND_RATE_LIMIT=100000, so the per-source limit does not cap the measurement; each receive writes the deal, stage history, contact, committee row, two outbox events, the replay key and the receive log in one transaction, shared with the receives arriving alongside (one delivery job per transaction).`,
         `Ceilings, measured in every round right after its receives: HTTP alone is autocannon and the service with no database work (${HTTP_SECONDS} s); the database alone is pgbench running bench/inbound-floor.sql (a batch of ${CEILING_BATCH.batch} receives' rows in one statement, no reads, fewer writes than the service makes; ${PGBENCH_SECONDS} s) with the service idle. Each takes both cores at its rate, so no service on this machine stores receives faster than the combined ceiling. Other work on the machine moves all three, so the ratio of a round is steadier than any absolute figure.`,
+        `CPU per request is read from /proc around each run (utime + stime of the service, of every PostgreSQL process including exited backends, and of this process, which runs autocannon), divided by the requests sent. A receive's figure less HTTP alone's is the service's and PostgreSQL's work for the receive itself; PostgreSQL's figure less the database alone's is what the service's statements cost beyond the rows a receive must write.`,
         `Command: ${worker === 'inline' ? '' : 'BENCH_WORKER=off '}flock /tmp/bench.lock npx tsx bench/inbound.ts`,
       ],
     );

@@ -4,6 +4,7 @@
  * autocannon runs repeated for medians, progress lines and a report file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -125,6 +126,62 @@ export async function load(options: autocannon.Options): Promise<LoadResult> {
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
   };
+}
+
+/** CPU time (ms) spent so far by the service, the PostgreSQL server's processes and this bench process (the load generator). */
+export interface CpuTimes {
+  service: number;
+  postgres: number;
+  bench: number;
+}
+
+/**
+ * Reads /proc (Linux; zeros elsewhere). PostgreSQL's count includes backends
+ * that already exited (the postmaster's reaped children), so a run's figure is
+ * the difference of two readings. Clock ticks are 10 ms, so runs of a few
+ * seconds give figures to a few per cent.
+ */
+export function cpuTimes(servicePid: number | undefined): CpuTimes {
+  const times: CpuTimes = { service: 0, postgres: 0, bench: 0 };
+  let entries: string[] = [];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return times;
+  }
+  for (const name of entries) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // exited while we read
+    }
+    const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    // Fields after the command: state is 3, utime 14, stime 15, cutime 16, cstime 17 (man 5 proc).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const own = (fields[11]! + fields[12]!) * 10;
+    const pid = Number(name);
+    if (pid === servicePid) times.service += own;
+    else if (pid === process.pid) times.bench += own;
+    else if (command === 'postgres') times.postgres += own + (fields[13]! + fields[14]!) * 10;
+  }
+  return times;
+}
+
+/** CPU microseconds per request of each process between two readings. */
+export function cpuPerRequest(before: CpuTimes, after: CpuTimes, requests: number): CpuTimes {
+  const per = (key: keyof CpuTimes) => Math.round(((after[key] - before[key]) * 1000) / Math.max(requests, 1));
+  return { service: per('service'), postgres: per('postgres'), bench: per('bench') };
+}
+
+/** The median of each process's figure over runs. */
+export function medianCpu(runs: CpuTimes[]): CpuTimes {
+  return { service: median(runs.map((r) => r.service)), postgres: median(runs.map((r) => r.postgres)), bench: median(runs.map((r) => r.bench)) };
+}
+
+/** `sum (service a, PostgreSQL b, autocannon c)`, for reports. */
+export function cpuLine(cpu: CpuTimes): string {
+  return `${cpu.service + cpu.postgres + cpu.bench} (service ${cpu.service}, PostgreSQL ${cpu.postgres}, autocannon ${cpu.bench})`;
 }
 
 export function median(values: number[]): number {

@@ -40,7 +40,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { EVENT_NAMES } from '../src/events/events.js';
-import { basicHeader, benchDatabase, load, median, prng, progress, ROOT, startService, writeReport } from './lib.js';
+import { basicHeader, benchDatabase, cpuLine, cpuPerRequest, cpuTimes, load, median, medianCpu, prng, progress, ROOT, startService, writeReport, type CpuTimes } from './lib.js';
 
 const SOAK_SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
 const SCALE = Number(process.env.SOAK_SCALE ?? 1);
@@ -314,17 +314,26 @@ async function main(): Promise<void> {
     await sleep(5000);
     await load({ url: `${service.url}/service/${viewDeal}/view`, connections: VIEW_CONNECTIONS, duration: 3, headers: { authorization: basicHeader } });
     await load({ url: `${service.url}/bench/select-1`, connections: VIEW_CONNECTIONS, duration: 3 });
-    const viewRounds: { view: number; select1: number; viewP99: number; select1P99: number }[] = [];
+    const viewRounds: { view: number; select1: number; viewP99: number; select1P99: number; viewCpu: CpuTimes; select1Cpu: CpuTimes }[] = [];
+    // Each route's CPU per request, by process: with both cores busy, the ratio of the rates is the ratio of these sums.
+    const measured = async (options: autocannon.Options) => {
+      const before = cpuTimes(pid);
+      const result = await load(options);
+      return { ...result, cpu: cpuPerRequest(before, cpuTimes(pid), result.requests) };
+    };
     for (let i = 0; i < VIEW_ROUNDS; i++) {
-      const view = await load({ url: `${service.url}/service/${viewDeal}/view`, connections: VIEW_CONNECTIONS, duration: VIEW_SECONDS, headers: { authorization: basicHeader } });
-      const select1 = await load({ url: `${service.url}/bench/select-1`, connections: VIEW_CONNECTIONS, duration: VIEW_SECONDS });
+      const view = await measured({ url: `${service.url}/service/${viewDeal}/view`, connections: VIEW_CONNECTIONS, duration: VIEW_SECONDS, headers: { authorization: basicHeader } });
+      const select1 = await measured({ url: `${service.url}/bench/select-1`, connections: VIEW_CONNECTIONS, duration: VIEW_SECONDS });
       if (view.non2xx || select1.non2xx || view.errors || select1.errors) throw new Error(`view or select-1 failed: ${JSON.stringify({ view, select1 })}`);
-      viewRounds.push({ view: view.rps, select1: select1.rps, viewP99: view.p99, select1P99: select1.p99 });
+      viewRounds.push({ view: view.rps, select1: select1.rps, viewP99: view.p99, select1P99: select1.p99, viewCpu: view.cpu, select1Cpu: select1.cpu });
       progress(`view vs select 1, ${VIEW_CONNECTIONS} connections, ${VIEW_SECONDS} s each`, i + 1, VIEW_ROUNDS);
     }
     const viewRps = median(viewRounds.map((r) => r.view));
     const select1Rps = median(viewRounds.map((r) => r.select1));
     const viewRatio = median(viewRounds.map((r) => r.view / r.select1));
+    const viewCpu = medianCpu(viewRounds.map((r) => r.viewCpu));
+    const select1Cpu = medianCpu(viewRounds.map((r) => r.select1Cpu));
+    const cpuSum = (c: CpuTimes) => c.service + c.postgres + c.bench;
 
     const maxRss = Math.max(...samples.map((s) => s.rssMb));
     const all = samples.map((s) => ({ x: s.seconds, y: s.rssMb }));
@@ -373,10 +382,14 @@ async function main(): Promise<void> {
         { metric: `select 1 route, ${VIEW_CONNECTIONS} connections, req/s (median of ${VIEW_ROUNDS})`, value: round(select1Rps) },
         { metric: 'rounds: view / select 1 req/s (p99 ms)', value: viewRounds.map((r) => `${round(r.view)} (${r.viewP99}) / ${round(r.select1)} (${r.select1P99})`).join('; ') },
         { metric: '**view / select 1 (median of the rounds\' ratios)**', value: `**${round(viewRatio * 100)}%**` },
+        { metric: 'CPU µs per request, view (median of the rounds)', value: cpuLine(viewCpu) },
+        { metric: 'CPU µs per request, select 1 (median of the rounds)', value: cpuLine(select1Cpu) },
+        { metric: `view's CPU budget at ${VIEW_TARGET * 100}% of select 1 (select 1's sum / ${VIEW_TARGET})`, value: Math.round(cpuSum(select1Cpu) / VIEW_TARGET) },
       ],
       [
         `RSS target < ${RSS_TARGET_MB} MB: ${maxRss < RSS_TARGET_MB ? 'met' : 'MISSED'}; no upward trend (slope of the per-minute floors after the warm-up ≤ ${TREND_LIMIT_MB_PER_MIN} MB/min): ${upward ? 'MISSED' : 'met'}. The least-squares slope of all samples after the warm-up is reported too; over five minutes it mostly says where the run ended on the sawtooth.`,
         `View target ≥ ${VIEW_TARGET * 100}% of select 1: ${viewRatio >= VIEW_TARGET ? 'met' : 'MISSED'}.`,
+        `CPU per request is read from /proc during each round (utime + stime of the service, of every PostgreSQL process including exited backends, and of this process, which runs autocannon), divided by the requests answered. Both routes keep the two cores busy, so the rates' ratio is close to the inverse ratio of these sums; the budget says what the view's sum would have to be for the target.`,
         `Every delivered: ${receiver.arrived.size >= events ? 'yes' : `NO (${events - receiver.arrived.size} missing after 60 s)`}.`,
         `Plot: [soak-rss.svg](soak-rss.svg). Samples (s: MB): ${samples.map((s) => `${s.seconds}: ${round(s.rssMb)}`).join(', ')}.`,
         `Offered rates (autocannon overallRate, SOAK_SCALE=${SCALE}): reads ${Math.round(120 * SCALE)}/s on 8 connections, writes ${Math.round(30 * SCALE)}/s on 4, inbound ${Math.round(60 * SCALE)}/s on 4 (4 sources, a third updating by external_id); one webhook subscription to a local receiver for every event.`,

@@ -57,7 +57,8 @@ export function userFilter(
   const { name, label, empty, users, current } = options;
   const field = html`<label class="field${options.autosubmit ? ' inline' : ''}"><span>${label}</span><select name="${name}"${options.autosubmit ? html` class="autosubmit"` : ''}>${selectOptions(userChoices(users, current), current ? String(current.id) : '', empty)}</select></label>`;
   if (users.length < PICKER_USERS) return field;
-  return html`<span class="picker${options.autosubmit ? ' inline' : ''}">${field}${pickerSearch(view, label, empty, current)}</span>`;
+  // The search beside the select (not under it): a filters bar and the batch form are rows of fields.
+  return html`<span class="picker row">${field}${pickerSearch(view, label, empty, current)}</span>`;
 }
 
 const optionsQuery = z.object({
